@@ -1,0 +1,117 @@
+import type { Clock } from '../clock.ts';
+import { ConflictError, DomainError, NotFoundError, ValidationError } from '../errors.ts';
+import { PLANS, type AccountRecord, type ApiKeyRecord, type Plan, type Store } from '../storage/store.ts';
+import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
+
+export interface PlanChoice {
+  readonly plan: string;
+  readonly perMinute?: number | undefined;
+  readonly perDay?: number | undefined;
+}
+
+export interface CreatedKey {
+  /** The plaintext key: shown once, never stored. */
+  readonly key: string;
+  readonly record: ApiKeyRecord;
+}
+
+const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const DEMO_ACCOUNT = 'demo';
+
+/** Accounts, plans and keys: what operators manage through the CLI. */
+export class AccountService {
+  private readonly store: Store;
+  private readonly clock: Clock;
+
+  constructor(store: Store, clock: Clock) {
+    this.store = store;
+    this.clock = clock;
+  }
+
+  async createAccount(name: string, choice: PlanChoice): Promise<AccountRecord> {
+    if (!ACCOUNT_NAME.test(name)) {
+      throw new ValidationError('invalid_body', 'account name must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit');
+    }
+    const plan = checkPlan(choice);
+    return this.store.accounts.create({ name, ...plan }, this.clock.now());
+  }
+
+  async setPlan(name: string, choice: PlanChoice): Promise<AccountRecord> {
+    const plan = checkPlan(choice);
+    const account = await this.store.accounts.setPlan(name, plan.plan, plan.perMinute, plan.perDay);
+    if (!account) throw new NotFoundError(`no account named '${name}'`);
+    return account;
+  }
+
+  listAccounts(): Promise<AccountRecord[]> {
+    return this.store.accounts.list();
+  }
+
+  async createKey(accountName: string, expiresInMs?: number): Promise<CreatedKey> {
+    const account = await this.requireAccount(accountName);
+    const key = generateApiKey();
+    const now = this.clock.now();
+    const record = await this.store.keys.create(
+      { id: generateKeyId(), accountId: account.id, hash: hashApiKey(key), expiresAt: expiresInMs === undefined ? null : now + expiresInMs },
+      now,
+    );
+    return { key, record };
+  }
+
+  async listKeys(accountName: string): Promise<ApiKeyRecord[]> {
+    const account = await this.requireAccount(accountName);
+    return this.store.keys.listForAccount(account.id);
+  }
+
+  async revokeKey(keyId: string): Promise<ApiKeyRecord> {
+    if (!(await this.store.keys.revoke(keyId, this.clock.now()))) throw new NotFoundError(`no key with id '${keyId}'`);
+    const record = await this.store.keys.findById(keyId);
+    if (!record) throw new NotFoundError(`no key with id '${keyId}'`);
+    return record;
+  }
+
+  /**
+   * On first start with an empty store: the `demo` account on the free plan and one key for it.
+   * Returns the plaintext key, or undefined when accounts already exist.
+   */
+  async bootstrapDemo(): Promise<CreatedKey | undefined> {
+    if ((await this.store.accounts.count()) > 0) return undefined;
+    try {
+      await this.createAccount(DEMO_ACCOUNT, { plan: 'free' });
+    } catch (error) {
+      // Another instance starting at the same moment won the race; it prints the key.
+      if (error instanceof ConflictError) return undefined;
+      throw error;
+    }
+    return this.createKey(DEMO_ACCOUNT);
+  }
+
+  private async requireAccount(name: string): Promise<AccountRecord> {
+    const account = await this.store.accounts.findByName(name);
+    if (!account) throw new NotFoundError(`no account named '${name}'`);
+    return account;
+  }
+}
+
+function checkPlan(choice: PlanChoice): { plan: Plan; perMinute: number | null; perDay: number | null } {
+  const plan = PLANS.find((candidate) => candidate === choice.plan);
+  if (!plan) throw new ValidationError('invalid_body', `plan must be one of ${PLANS.join(', ')} (got '${choice.plan}')`);
+  const { perMinute, perDay } = choice;
+  if (plan !== 'enterprise') {
+    if (perMinute !== undefined || perDay !== undefined) {
+      throw new ValidationError('invalid_body', '--per-minute and --per-day apply only to the enterprise plan');
+    }
+    return { plan, perMinute: null, perDay: null };
+  }
+  if (perMinute === undefined || perDay === undefined) {
+    throw new ValidationError('invalid_body', 'the enterprise plan needs both --per-minute and --per-day');
+  }
+  for (const [flag, value] of [['--per-minute', perMinute], ['--per-day', perDay]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new ValidationError('invalid_body', `${flag} must be a positive integer`);
+  }
+  return { plan, perMinute, perDay };
+}
+
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
+}

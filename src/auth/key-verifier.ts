@@ -1,0 +1,127 @@
+import type { Clock } from '../clock.ts';
+import type { KeyPrincipal, KeyStore } from '../storage/store.ts';
+import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
+
+export type RejectionReason = 'missing' | 'wrong_scheme' | 'empty' | 'malformed' | 'unknown' | 'revoked' | 'expired';
+
+export type Verification =
+  | { readonly ok: true; readonly principal: KeyPrincipal }
+  | { readonly ok: false; readonly reason: RejectionReason; readonly message: string };
+
+interface CacheEntry {
+  readonly principal: KeyPrincipal | undefined;
+  readonly fetchedAt: number;
+}
+
+export interface KeyVerifierOptions {
+  /** How long a storage answer is trusted; bounds how late a revocation or plan change takes effect. */
+  readonly ttlMs: number;
+  /** Most cached answers (known and unknown keys); the oldest are dropped first. */
+  readonly maxEntries?: number;
+  /** How often last-used times are written back. */
+  readonly lastUsedFlushMs?: number;
+  /** Monotonic milliseconds for cache ages; staleness is a real-time bound, not a wall-clock one. */
+  readonly monotonicNow?: () => number;
+}
+
+const BEARER = /^bearer(?:[ \t]+(.*))?$/i;
+
+/**
+ * Verifies `Authorization: Bearer <key>` headers. The hot path answers from an in-process cache of
+ * storage lookups keyed by the key's hash; an entry older than `ttlMs` is looked up again, so a
+ * revocation, expiry or plan change made on any instance takes effect within `ttlMs`.
+ */
+export class KeyVerifier {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly inFlight = new Map<string, Promise<KeyPrincipal | undefined>>();
+  private readonly lastUsed = new Map<string, number>();
+  private readonly store: KeyStore;
+  private readonly clock: Clock;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly monotonicNow: () => number;
+  private readonly flushTimer: NodeJS.Timeout;
+
+  constructor(store: KeyStore, clock: Clock, options: KeyVerifierOptions) {
+    this.store = store;
+    this.clock = clock;
+    this.ttlMs = options.ttlMs;
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.monotonicNow = options.monotonicNow ?? (() => performance.now());
+    this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), options.lastUsedFlushMs ?? 5000);
+    this.flushTimer.unref();
+  }
+
+  /** Synchronous when the answer is cached, which is nearly always. */
+  verify(authorization: string | undefined): Verification | Promise<Verification> {
+    if (authorization === undefined || authorization === '') {
+      return reject('missing', 'the Authorization header is missing; send Authorization: Bearer <API key>');
+    }
+    const match = BEARER.exec(authorization);
+    if (!match) return reject('wrong_scheme', 'the Authorization scheme must be Bearer: Authorization: Bearer <API key>');
+    const token = (match[1] ?? '').trim();
+    if (token === '') return reject('empty', 'the Bearer token is empty; send Authorization: Bearer <API key>');
+    if (!isWellFormedApiKey(token)) {
+      return reject('malformed', 'the API key is malformed: expected pst_ followed by 36 letters and digits with a valid checksum');
+    }
+    const hash = hashApiKey(token);
+    const cached = this.cache.get(hash);
+    if (cached && this.monotonicNow() - cached.fetchedAt < this.ttlMs) return this.judge(cached.principal);
+    return this.lookUp(hash).then((principal) => this.judge(principal));
+  }
+
+  /** Forget cached answers, e.g. after the CLI in this process changed a key. */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer);
+    await this.flushLastUsed();
+  }
+
+  async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const batch = new Map(this.lastUsed);
+    this.lastUsed.clear();
+    await this.store.recordLastUsed(batch);
+  }
+
+  private judge(principal: KeyPrincipal | undefined): Verification {
+    if (!principal) return reject('unknown', 'the API key is not recognised');
+    if (principal.revokedAt !== null) return reject('revoked', 'the API key has been revoked');
+    const now = this.clock.now();
+    if (principal.expiresAt !== null && principal.expiresAt <= now) {
+      return reject('expired', `the API key expired at ${new Date(principal.expiresAt).toISOString()}`);
+    }
+    this.lastUsed.set(principal.keyId, now);
+    return { ok: true, principal };
+  }
+
+  private lookUp(hash: string): Promise<KeyPrincipal | undefined> {
+    const pending = this.inFlight.get(hash);
+    if (pending) return pending;
+    const lookup = this.store
+      .findPrincipalByHash(hash)
+      .then((principal) => {
+        this.remember(hash, principal);
+        return principal;
+      })
+      .finally(() => this.inFlight.delete(hash));
+    this.inFlight.set(hash, lookup);
+    return lookup;
+  }
+
+  private remember(hash: string, principal: KeyPrincipal | undefined): void {
+    this.cache.delete(hash);
+    this.cache.set(hash, { principal, fetchedAt: this.monotonicNow() });
+    if (this.cache.size > this.maxEntries) {
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+  }
+}
+
+function reject(reason: RejectionReason, message: string): Verification {
+  return { ok: false, reason, message };
+}

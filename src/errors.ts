@@ -1,0 +1,81 @@
+/**
+ * Typed errors thrown by domain code. Only the HTTP edge (src/http/error-handler.ts) maps them to a
+ * status and an Error body; the CLI maps them to exit codes.
+ */
+export type ErrorCode =
+  | 'invalid_json'
+  | 'invalid_body'
+  | 'invalid_query'
+  | 'invalid_path'
+  | 'unauthorized'
+  | 'not_found'
+  | 'gone'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'idempotency_conflict'
+  | 'idempotency_in_flight'
+  | 'rate_limited'
+  | 'key_banned'
+  | 'conflict'
+  | 'internal_error'
+  | 'service_unavailable';
+
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A request that does not match the interface: invalid_json, invalid_body, invalid_query or invalid_path. */
+export class ValidationError extends DomainError {
+  declare readonly code: 'invalid_body' | 'invalid_query' | 'invalid_path' | 'invalid_json';
+}
+
+export class NotFoundError extends DomainError {
+  constructor(message: string) {
+    super('not_found', message);
+  }
+}
+
+export class GoneError extends DomainError {
+  constructor(message: string) {
+    super('gone', message);
+  }
+}
+
+export class UnauthorizedError extends DomainError {
+  constructor(message: string) {
+    super('unauthorized', message);
+  }
+}
+
+/** A unique name or identifier already exists (CLI: account create with a taken name). */
+export class ConflictError extends DomainError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
+export class IdempotencyConflictError extends DomainError {
+  constructor(message: string) {
+    super('idempotency_conflict', message);
+  }
+}
+
+export class IdempotencyInFlightError extends DomainError {
+  constructor(message: string) {
+    super('idempotency_in_flight', message);
+  }
+}
+
+/** Storage cannot be reached or did not answer in time. */
+export class StorageUnavailableError extends DomainError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('service_unavailable', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}

@@ -1,0 +1,125 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Socket } from 'node:net';
+import type { KeyVerifier } from '../auth/key-verifier.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { sharedSchemas } from '../pets/pet-schemas.ts';
+import type { PetService } from '../pets/pet-service.ts';
+import { authenticationHook, refuseUnauthenticated, type AfterAuthentication } from './auth-hook.ts';
+import { errorJson, sendError } from './error-body.ts';
+import { handleError } from './error-handler.ts';
+import { parseJsonBody } from './json-body.ts';
+import type { Metrics } from './metrics.ts';
+import { registerOpenApi, registerOpenApiDocumentRoute } from './openapi.ts';
+import { registerOpsRoutes, type ReadinessCheck } from './ops-routes.ts';
+import { registerPetRoutes } from './pets-routes.ts';
+import { createValidatorCompiler } from './validation.ts';
+
+export interface AppDependencies {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly keyVerifier: KeyVerifier;
+  readonly pets: PetService;
+  readonly metrics: Metrics;
+  readonly readiness: readonly ReadinessCheck[];
+  /** The per-request limits step after authentication; without it, requests are only authenticated. */
+  readonly limits?: AfterAuthentication;
+  /** A pino-compatible logger configuration; defaults to the configured level on stdout. */
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+/** Paths of v1 and the methods each answers; any other method gets 405 with Allow. */
+const KNOWN_PATHS: Record<string, string[]> = {
+  '/v1/pets': ['GET', 'HEAD', 'POST'],
+  '/v1/pets/:petId': ['GET', 'HEAD'],
+};
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** Builds the HTTP app over ready-made services. Never listens: src/server.ts does. */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' } },
+    // One access-log line per request, written in onResponse, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs,
+    // Longer than common load-balancer idle timeouts (60 s), so the balancer closes first.
+    keepAliveTimeout: 72_000,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    clientErrorHandler: answerMalformedRequest,
+  });
+
+  app.decorateRequest('principal', undefined);
+  app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
+  // Handlers send pre-serialised strings; response schemas exist for the document and its test.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  for (const schema of sharedSchemas) app.addSchema(schema);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
+  });
+  app.addHook('onRequest', authenticationHook(deps.keyVerifier, deps.limits ?? refuseUnauthenticated));
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    deps.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
+    deps.metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, key: request.principal?.keyId },
+      'request',
+    );
+    done();
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
+
+  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
+  registerOpenApiDocumentRoute(app);
+  registerOpsRoutes(app, { metrics: deps.metrics, readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
+  registerPetRoutes(app, { pets: deps.pets, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
+  registerMethodNotAllowed(app);
+  await app.ready();
+  return app;
+}
+
+function registerMethodNotAllowed(app: FastifyInstance): void {
+  for (const [url, allowed] of Object.entries(KNOWN_PATHS)) {
+    const others = ALL_METHODS.filter((method) => !allowed.includes(method));
+    const allow = allowed.join(', ');
+    app.route({
+      method: others,
+      url,
+      schema: { hide: true },
+      handler: (request, reply) => {
+        reply.header('allow', allow);
+        return sendError(reply, 'method_not_allowed', `${request.method} is not allowed on ${url.replace(':petId', '{petId}')}; allowed: ${allow}`);
+      },
+    });
+  }
+}
+
+/** Requests too malformed for HTTP parsing still get an Error body, then the connection closes. */
+function answerMalformedRequest(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = tooLarge
+    ? JSON.stringify({ code: 'invalid_body', message: 'the request headers are too large', status })
+    : errorJson('invalid_body', 'the request is not valid HTTP/1.1');
+  const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

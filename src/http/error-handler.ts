@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type ErrorCode } from '../errors.ts';
+import { sendError } from './error-body.ts';
+
+const BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * The HTTP edge: maps typed domain errors and Fastify's own request errors to an Error body.
+ * Anything unexpected is logged with its stack and answered as a bare 500 that shows no internals.
+ */
+export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof DomainError) {
+    if (error.code === 'service_unavailable') request.log.warn({ err: error }, 'storage unavailable');
+    return sendError(reply, error.code, error.message);
+  }
+  const mapped = mapFrameworkError(error as FastifyError, request);
+  if (mapped) return sendError(reply, mapped.code, mapped.message);
+  request.log.error({ err: error }, 'unhandled error');
+  return sendError(reply, 'internal_error', 'the service failed to handle this request; it has been logged');
+}
+
+function mapFrameworkError(error: FastifyError, request: FastifyRequest): { code: ErrorCode; message: string } | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'payload_too_large', message: `the request body exceeds ${BODY_LIMIT_BYTES} bytes` };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return {
+        code: 'unsupported_media_type',
+        message: `the request body must be application/json (got ${JSON.stringify(request.headers['content-type'] ?? '')})`,
+      };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { code: 'invalid_json', message: 'the request body is empty; send a JSON object' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { code: 'invalid_body', message: 'the Content-Length header does not match the body' };
+    default:
+      break;
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 413) return { code: 'payload_too_large', message: `the request body exceeds ${BODY_LIMIT_BYTES} bytes` };
+  if (status === 415) return { code: 'unsupported_media_type', message: 'the request body must be application/json' };
+  if (status >= 400 && status < 500) return { code: 'invalid_body', message: 'the request could not be read' };
+  return undefined;
+}

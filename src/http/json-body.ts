@@ -1,0 +1,55 @@
+import { ValidationError } from '../errors.ts';
+
+/**
+ * JSON request bodies, parsed so that integers beyond 2^53 keep their digits: JSON.parse alone
+ * rounds them. The parsed value keeps a (rounded) number so schema validation sees a plain integer;
+ * the exact source digits are kept aside and read back with `exactInteger`.
+ */
+const exactDigits = new WeakMap<object, Map<string, string>>();
+const INTEGER_LITERAL = /^-?(0|[1-9][0-9]*)$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+interface ReviverContext {
+  readonly source?: string;
+}
+
+function keepExactIntegers(this: unknown, key: string, value: unknown, context?: ReviverContext): unknown {
+  if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && typeof this === 'object' && this !== null) {
+    let digits = exactDigits.get(this);
+    if (!digits) {
+      digits = new Map();
+      exactDigits.set(this, digits);
+    }
+    digits.set(key, context.source);
+  }
+  return value;
+}
+
+type Reviver = (this: unknown, key: string, value: unknown) => unknown;
+
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw new ValidationError('invalid_json', 'the request body is empty; send a JSON object');
+  try {
+    return JSON.parse(text, keepExactIntegers as Reviver);
+  } catch (error) {
+    const detail = error instanceof SyntaxError ? error.message : 'unreadable';
+    throw new ValidationError('invalid_json', `the request body is not valid JSON: ${detail}`);
+  }
+}
+
+/**
+ * The exact int64 value of `holder[field]`, which validation already found to be an integer.
+ * Throws invalid_body when it lies outside int64 or was written in a form that loses digits.
+ */
+export function exactInteger(holder: object, field: string, value: number): bigint {
+  if (Number.isSafeInteger(value)) return BigInt(value);
+  const source = exactDigits.get(holder)?.get(field);
+  const expectation = `field '${field}' must be an integer from ${INT64_MIN} to ${INT64_MAX}`;
+  if (source === undefined || !INTEGER_LITERAL.test(source)) {
+    throw new ValidationError('invalid_body', `${expectation}, written as plain digits (got ${source ?? value})`);
+  }
+  const exact = BigInt(source);
+  if (exact < INT64_MIN || exact > INT64_MAX) throw new ValidationError('invalid_body', `${expectation} (got ${source})`);
+  return exact;
+}

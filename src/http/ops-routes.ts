@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from './metrics.ts';
+
+/** A dependency /readyz must reach: storage always, Redis when configured. */
+export interface ReadinessCheck {
+  readonly name: string;
+  check(): Promise<void>;
+}
+
+/** Operator endpoints: no key, no rate limit, not in the API document. */
+export function registerOpsRoutes(app: FastifyInstance, options: { metrics: Metrics; readiness: readonly ReadinessCheck[]; timeoutMs: number }): void {
+  const config = { public: true };
+  app.get('/healthz', { config, schema: { hide: true } }, async (_request, reply) => reply.send({ status: 'ok' }));
+
+  app.get('/readyz', { config, schema: { hide: true } }, async (_request, reply) => {
+    const results = await Promise.all(options.readiness.map((dependency) => probe(dependency, options.timeoutMs)));
+    const failed = results.filter((result) => !result.ok);
+    const checks = Object.fromEntries(results.map((result) => [result.name, result.ok ? 'ok' : 'unreachable']));
+    if (failed.length === 0) return reply.send({ status: 'ready', checks });
+    const names = failed.map((result) => result.name).join(', ');
+    return reply.code(503).send({ code: 'service_unavailable', message: `not ready: ${names} unreachable`, status: 503, checks });
+  });
+
+  app.get('/metrics', { config, schema: { hide: true } }, async (_request, reply) => {
+    const body = await options.metrics.registry.metrics();
+    return reply.type(options.metrics.registry.contentType).send(body);
+  });
+}
+
+async function probe(dependency: ReadinessCheck, timeoutMs: number): Promise<{ name: string; ok: boolean }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+  });
+  try {
+    await Promise.race([dependency.check(), timeout]);
+    return { name: dependency.name, ok: true };
+  } catch {
+    return { name: dependency.name, ok: false };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,149 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { exactInteger } from './json-body.ts';
+import { petsToJson, petToJson } from '../pets/pet-json.ts';
+import { ListPetsQuerySchema, PetIdParamsSchema, type ListPetsQuery, type NewPetBody, type PetIdParams } from '../pets/pet-schemas.ts';
+import type { PetService } from '../pets/pet-service.ts';
+import type { Metrics } from './metrics.ts';
+import { errorResponses, rateLimitHeaders } from './openapi-responses.ts';
+
+export interface PetsRouteOptions {
+  readonly pets: PetService;
+  readonly metrics: Metrics;
+  /** Absolute origin for Location and Link headers; empty for relative references. */
+  readonly publicBaseUrl: string;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOptions): void {
+  const { pets, metrics, publicBaseUrl } = options;
+  const migrationNote = `${publicBaseUrl}/docs#/pets/getPet`;
+  const deprecationHeader = `@${Math.floor(pets.deprecation.deprecatedAt.getTime() / 1000)}`;
+  const sunsetHeader = pets.deprecation.sunsetAt.toUTCString();
+
+  app.get<{ Querystring: ListPetsQuery }>(
+    '/v1/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        tags: ['pets'],
+        summary: 'List pets',
+        description:
+          'Pets in ascending `id` order. When more may follow, a `Link: <…>; rel="next"` header carries the URL of the next page ' +
+          '(same filters and limit, plus an opaque `cursor`). The last page has no next link. Unknown query parameters are ignored; ' +
+          'a repeated known parameter is refused.',
+        querystring: ListPetsQuerySchema,
+        response: {
+          200: {
+            description: 'A page of pets.',
+            headers: { Link: { type: 'string', description: 'RFC 8288 `rel="next"` link, absent on the last page.' }, ...rateLimitHeaders },
+            content: { 'application/json': { schema: Type.Ref('Pets') } },
+          },
+          ...errorResponses(400, 401, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit = 20, status, cursor } = request.query;
+      const page = await pets.list({ limit, status, cursor });
+      if (page.nextCursor !== undefined) {
+        const filter = status === undefined ? '' : `&status=${status}`;
+        reply.header('link', `<${publicBaseUrl}/v1/pets?limit=${limit}${filter}&cursor=${page.nextCursor}>; rel="next"`);
+      }
+      return reply.type(JSON_TYPE).send(petsToJson(page.pets));
+    },
+  );
+
+  app.post<{ Body: NewPetBody; Headers: { 'idempotency-key'?: string } }>(
+    '/v1/pets',
+    {
+      schema: {
+        operationId: 'createPet',
+        tags: ['pets'],
+        summary: 'Add a pet',
+        description:
+          'Strict: unknown fields (`id` included) are refused. `categoryId` is any int64 and is kept digit for digit. ' +
+          'An optional `Idempotency-Key` header makes retries safe: the same key and body return the first response; ' +
+          'the same key with another body is 422; a retry while the first is in flight is 409. Keys are kept 24 hours per account.',
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              pattern: '^[\\x21-\\x7e]{1,255}$',
+              description: 'Makes a retry return the first response.',
+              'x-expectation': '1 to 255 visible ASCII characters, sent once',
+            }),
+          ),
+        }),
+        body: Type.Ref('NewPet'),
+        response: {
+          201: {
+            description: 'The pet was added and is durable.',
+            headers: { Location: { type: 'string', description: 'URL of the new pet.' }, ...rateLimitHeaders },
+            content: { 'application/json': { schema: Type.Ref('Pet') } },
+          },
+          ...errorResponses(400, 401, 409, 413, 415, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const categoryId = exactIntegerOf(body);
+      const idempotencyKey = request.headers['idempotency-key'];
+      const principal = request.principal;
+      const outcome = await pets.create(
+        { name: body.name, categoryId, status: body.status ?? null },
+        idempotencyKey !== undefined && principal ? { accountId: principal.accountId, key: idempotencyKey } : undefined,
+      );
+      if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(outcome.statusCode).header('location', `${publicBaseUrl}/v1/pets/${outcome.petId}`).type(JSON_TYPE).send(outcome.body);
+    },
+  );
+
+  app.get<{ Params: PetIdParams }>(
+    '/v1/pets/:petId',
+    {
+      schema: {
+        operationId: 'getPet',
+        tags: ['pets'],
+        summary: 'Get a pet (deprecated)',
+        deprecated: true,
+        description:
+          `**Deprecated** since ${pets.deprecation.deprecatedAt.toUTCString()}; removed on ${sunsetHeader}, after which it answers 410 \`gone\`. ` +
+          '**Migration:** use `GET /v1/pets` with the `status` filter. Responses carry `Deprecation`, `Sunset` and ' +
+          '`Link: <…>; rel="deprecation"` headers pointing here.',
+        params: PetIdParamsSchema,
+        response: {
+          200: {
+            description: 'The pet.',
+            headers: {
+              Deprecation: { type: 'string', description: 'RFC 9745 date of deprecation, `@<unix seconds>`.' },
+              Sunset: { type: 'string', description: 'RFC 8594 removal date.' },
+              Link: { type: 'string', description: '`rel="deprecation"` link to the migration note.' },
+              ...rateLimitHeaders,
+            },
+            content: { 'application/json': { schema: Type.Ref('Pet') } },
+          },
+          ...errorResponses(400, 401, 404, 410, 429),
+        },
+      },
+      onSend: (request, reply, payload, done) => {
+        reply.header('deprecation', deprecationHeader);
+        reply.header('sunset', sunsetHeader);
+        reply.header('link', `<${migrationNote}>; rel="deprecation"; type="text/html"`);
+        if (request.principal) metrics.deprecatedCalls.inc({ account: request.principal.accountName });
+        done(null, payload);
+      },
+    },
+    async (request, reply) => {
+      const pet = await pets.get(request.params.petId);
+      return reply.type(JSON_TYPE).send(petToJson(pet));
+    },
+  );
+}
+
+function exactIntegerOf(body: NewPetBody): bigint {
+  return exactInteger(body, 'categoryId', body.categoryId);
+}
+
+

@@ -1,0 +1,78 @@
+import { Type, type Static } from 'typebox';
+import { PET_STATUSES } from '../storage/store.ts';
+
+/**
+ * The shapes of v1, written once. They validate requests (src/http/validation.ts), type the
+ * handlers, and are the OpenAPI document's components. `x-expectation` is the phrase error messages
+ * use to say what a valid value looks like.
+ */
+export const PetStatusSchema = Type.Union(
+  PET_STATUSES.map((status) => Type.Literal(status)),
+  { description: 'Availability of a pet.', 'x-expectation': `one of ${PET_STATUSES.join(', ')}` },
+);
+
+const Int64 = (description: string) =>
+  Type.Integer({ format: 'int64', description, 'x-expectation': 'an integer from -9223372036854775808 to 9223372036854775807' });
+
+const PetName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]*$',
+  description: 'The animal\'s name: 1 to 200 characters, no control characters.',
+  'x-expectation': 'a string of 1 to 200 characters without control characters',
+});
+
+export const NewPetSchema = Type.Object(
+  {
+    name: PetName,
+    categoryId: Int64('Category of the animal. Any int64; values beyond 2^53 are kept digit for digit.'),
+    status: Type.Optional(PetStatusSchema),
+  },
+  { $id: 'NewPet', additionalProperties: false, description: 'Body of createPet. Any other field, `id` included, is refused.' },
+);
+
+export const PetSchema = Type.Object(
+  {
+    id: Type.Integer({ format: 'int64', minimum: 1, description: 'Assigned by the service; positive and increasing.' }),
+    name: PetName,
+    categoryId: Int64('Category of the animal.'),
+    status: Type.Optional(PetStatusSchema),
+  },
+  { $id: 'Pet', additionalProperties: false, description: 'A pet. `status` is absent when the pet was created without one.' },
+);
+
+export const PetsSchema = Type.Array(Type.Ref('Pet'), { $id: 'Pets', description: 'A page of pets in ascending id order.' });
+
+export const ErrorSchema = Type.Object(
+  {
+    code: Type.String({ description: 'Machine-readable error code.' }),
+    message: Type.String({ description: 'What was wrong, and where.' }),
+    status: Type.Integer({ description: 'The HTTP status code.' }),
+  },
+  { $id: 'Error', additionalProperties: false },
+);
+
+export const ListPetsQuerySchema = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Most pets to return.', 'x-expectation': 'an integer from 1 to 100' }),
+  ),
+  status: Type.Optional(PetStatusSchema),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'Opaque position from the `next` link of the previous page.',
+      'x-expectation': 'the opaque cursor of a Link rel="next" header',
+    }),
+  ),
+});
+
+export const PetIdParamsSchema = Type.Object({
+  petId: Type.Integer({ format: 'int64', description: 'Identifier of the pet.', 'x-expectation': 'an int64 integer' }),
+});
+
+export const sharedSchemas = [NewPetSchema, PetSchema, PetsSchema, ErrorSchema] as const;
+
+export type NewPetBody = Static<typeof NewPetSchema>;
+export type ListPetsQuery = Static<typeof ListPetsQuerySchema>;
+export type PetIdParams = Static<typeof PetIdParamsSchema>;

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { GoneError, IdempotencyConflictError, IdempotencyInFlightError, NotFoundError } from '../errors.ts';
+import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { petToJson } from './pet-json.ts';
+
+export interface PetPage {
+  readonly pets: PetRecord[];
+  /** Present when more pets may follow. */
+  readonly nextCursor: string | undefined;
+}
+
+export interface IdempotencyRequest {
+  readonly accountId: number;
+  readonly key: string;
+}
+
+export interface CreateOutcome {
+  readonly statusCode: number;
+  readonly body: string;
+  readonly petId: number;
+  /** True when this answers a retry from the stored first response. */
+  readonly replayed: boolean;
+}
+
+export interface Deprecation {
+  readonly deprecatedAt: Date;
+  readonly sunsetAt: Date;
+}
+
+/** Keys are kept at least this long (decisions: at least 24 hours). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** A claim whose request never finished (the process died) is released after this. */
+const IDEMPOTENCY_LOCK_MS = 60 * 1000;
+
+export class PetService {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  readonly deprecation: Deprecation;
+
+  constructor(store: Store, clock: Clock, deprecation: Deprecation) {
+    this.store = store;
+    this.clock = clock;
+    this.deprecation = deprecation;
+  }
+
+  async create(pet: NewPetRecord, idempotency?: IdempotencyRequest): Promise<CreateOutcome> {
+    const now = this.clock.now();
+    if (!idempotency) {
+      const created = await this.store.pets.create(pet, now);
+      return { statusCode: 201, body: petToJson(created), petId: created.id, replayed: false };
+    }
+    const fingerprint = fingerprintOf(pet);
+    const reservation = await this.store.idempotency.reserve(idempotency, fingerprint, now, IDEMPOTENCY_LOCK_MS);
+    if (reservation.state !== 'reserved' && reservation.fingerprint !== fingerprint) {
+      throw new IdempotencyConflictError('this Idempotency-Key was already used with a different request body');
+    }
+    if (reservation.state === 'in_flight') {
+      throw new IdempotencyInFlightError('a request with this Idempotency-Key is still being processed; retry shortly');
+    }
+    if (reservation.state === 'completed') return replay(reservation.response);
+    try {
+      const respond = (created: PetRecord): IdempotentResponse => ({ statusCode: 201, body: petToJson(created) });
+      const created = await this.store.pets.create(pet, now, { ...idempotency, respond });
+      return { statusCode: 201, body: petToJson(created), petId: created.id, replayed: false };
+    } catch (error) {
+      await this.store.idempotency.release(idempotency).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async list(query: { limit: number; status: PetStatus | undefined; cursor: string | undefined }): Promise<PetPage> {
+    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
+    // One extra row tells whether another page exists, so the last page carries no next link.
+    const rows = await this.store.pets.list({ afterId, limit: query.limit + 1, status: query.status });
+    if (rows.length <= query.limit) return { pets: rows, nextCursor: undefined };
+    const pets = rows.slice(0, query.limit);
+    return { pets, nextCursor: encodeCursor((pets[pets.length - 1] as PetRecord).id) };
+  }
+
+  /** The deprecated getPet: gone from the sunset instant on. */
+  async get(id: number): Promise<PetRecord> {
+    if (this.clock.now() >= this.deprecation.sunsetAt.getTime()) {
+      throw new GoneError(
+        `GET /v1/pets/{petId} was removed on ${this.deprecation.sunsetAt.toUTCString()}; use GET /v1/pets with the status filter`,
+      );
+    }
+    // Ids are assigned sequentially from 1, so one past 2^53 cannot exist.
+    const pet = id >= 1 && Number.isSafeInteger(id) ? await this.store.pets.get(id) : undefined;
+    if (!pet) throw new NotFoundError(`no pet with id ${id}`);
+    return pet;
+  }
+
+  purgeIdempotencyKeys(): Promise<number> {
+    return this.store.idempotency.purge(this.clock.now() - IDEMPOTENCY_RETENTION_MS);
+  }
+}
+
+function fingerprintOf(pet: NewPetRecord): string {
+  return createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId.toString(), pet.status])).digest('base64url');
+}
+
+function replay(response: IdempotentResponse): CreateOutcome {
+  const petId = Number((JSON.parse(response.body) as { id: number }).id);
+  return { statusCode: response.statusCode, body: response.body, petId, replayed: true };
+}

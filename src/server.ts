@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { buildServices, type Services } from './composition-root.ts';
+import { buildApp } from './http/build-app.ts';
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** Migrates, creates the demo key on an empty store, listens, and shuts down gracefully on signals. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const services = await buildServices(config, { collectProcessMetrics: true });
+  try {
+    await services.store.migrate();
+    if (config.demoBootstrap) await announceDemoKey(services);
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+  const app = await buildApp(services);
+  const url = await app.listen({ port: config.port, host: config.host });
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      const deadline = setTimeout(() => {
+        app.log.error('shutdown timed out; exiting');
+        process.exit(1);
+      }, config.shutdownTimeoutMs);
+      deadline.unref();
+      await app.close();
+      await services.close();
+      clearTimeout(deadline);
+    })();
+    return stopping;
+  };
+  return { app, services, url, stop };
+}
+
+async function announceDemoKey(services: Services): Promise<void> {
+  const demo = await services.accounts.bootstrapDemo();
+  if (!demo) return;
+  process.stdout.write(
+    [
+      '',
+      'Created the account "demo" (free plan) and its first API key. It is shown once, now:',
+      '',
+      `  ${demo.key}`,
+      '',
+      `Try: curl -H "Authorization: Bearer ${demo.key}" http://localhost:${services.config.port}/v1/pets`,
+      '',
+    ].join('\n') + '\n',
+  );
+}
+
+export async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`petstore: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  let server: RunningServer;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    process.stderr.write(`petstore: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      server.app.log.info({ signal }, 'shutting down');
+      server.stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,150 @@
+/**
+ * The storage seam. Each backend (sqlite-store.ts, postgres-store.ts) implements `Store` in one
+ * file; services depend only on this interface. Times are milliseconds since the epoch.
+ */
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export interface PetRecord {
+  readonly id: number;
+  readonly name: string;
+  /** int64, kept exactly: beyond 2^53 a JS number would lose digits. */
+  readonly categoryId: bigint;
+  readonly status: PetStatus | null;
+}
+
+export interface NewPetRecord {
+  readonly name: string;
+  readonly categoryId: bigint;
+  readonly status: PetStatus | null;
+}
+
+export interface PetListQuery {
+  /** Only pets with an id strictly greater than this (0 for the first page). */
+  readonly afterId: number;
+  readonly limit: number;
+  readonly status: PetStatus | undefined;
+}
+
+export interface AccountRecord {
+  readonly id: number;
+  readonly name: string;
+  readonly plan: Plan;
+  /** Only set for enterprise accounts. */
+  readonly perMinute: number | null;
+  readonly perDay: number | null;
+  readonly createdAt: number;
+}
+
+export interface NewAccount {
+  readonly name: string;
+  readonly plan: Plan;
+  readonly perMinute: number | null;
+  readonly perDay: number | null;
+}
+
+export interface ApiKeyRecord {
+  /** Non-secret identifier shown in listings and used to revoke. */
+  readonly id: string;
+  readonly accountId: number;
+  readonly createdAt: number;
+  readonly expiresAt: number | null;
+  readonly revokedAt: number | null;
+  readonly lastUsedAt: number | null;
+}
+
+export interface NewApiKey {
+  readonly id: string;
+  readonly accountId: number;
+  /** SHA-256 of the plaintext key; the plaintext is never stored. */
+  readonly hash: string;
+  readonly expiresAt: number | null;
+}
+
+/** What the hot path needs to know about a presented key, in one lookup. */
+export interface KeyPrincipal {
+  readonly keyId: string;
+  readonly accountId: number;
+  readonly accountName: string;
+  readonly plan: Plan;
+  readonly perMinute: number | null;
+  readonly perDay: number | null;
+  readonly expiresAt: number | null;
+  readonly revokedAt: number | null;
+}
+
+/** A stored response to a POST carrying an Idempotency-Key. */
+export interface IdempotentResponse {
+  readonly statusCode: number;
+  readonly body: string;
+}
+
+export type IdempotencyReservation =
+  | { readonly state: 'reserved' }
+  | { readonly state: 'in_flight'; readonly fingerprint: string }
+  | { readonly state: 'completed'; readonly fingerprint: string; readonly response: IdempotentResponse };
+
+export interface IdempotencyScope {
+  readonly accountId: number;
+  readonly key: string;
+}
+
+export interface PetStore {
+  /**
+   * Inserts the pet durably; resolves only after the commit is on disk. With `idempotency`, the
+   * reservation is completed with `respond(pet)` in the same transaction.
+   */
+  create(pet: NewPetRecord, now: number, idempotency?: IdempotencyScope & { respond(pet: PetRecord): IdempotentResponse }): Promise<PetRecord>;
+  get(id: number): Promise<PetRecord | undefined>;
+  /** Ascending id, at most `limit` rows. */
+  list(query: PetListQuery): Promise<PetRecord[]>;
+}
+
+export interface AccountStore {
+  /** Throws ConflictError when the name is taken. */
+  create(account: NewAccount, now: number): Promise<AccountRecord>;
+  findByName(name: string): Promise<AccountRecord | undefined>;
+  list(): Promise<AccountRecord[]>;
+  /** Returns the updated account, or undefined when no account has that name. */
+  setPlan(name: string, plan: Plan, perMinute: number | null, perDay: number | null): Promise<AccountRecord | undefined>;
+  count(): Promise<number>;
+}
+
+export interface KeyStore {
+  create(key: NewApiKey, now: number): Promise<ApiKeyRecord>;
+  findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined>;
+  findById(id: string): Promise<ApiKeyRecord | undefined>;
+  listForAccount(accountId: number): Promise<ApiKeyRecord[]>;
+  /** Returns false when no such key exists. Revoking twice keeps the first time. */
+  revoke(id: string, now: number): Promise<boolean>;
+  /** Records last-used times, batched by the caller so the hot path never writes. */
+  recordLastUsed(lastUsed: ReadonlyMap<string, number>): Promise<void>;
+}
+
+export interface IdempotencyStore {
+  /**
+   * Claims (accountId, key) for a new request, or reports what an earlier request with that key
+   * left. A claim older than `staleAfterMs` that never completed is taken over.
+   */
+  reserve(scope: IdempotencyScope, fingerprint: string, now: number, staleAfterMs: number): Promise<IdempotencyReservation>;
+  /** Drops an uncompleted claim after the request failed, so a retry can run. */
+  release(scope: IdempotencyScope): Promise<void>;
+  /** Deletes records created before `before`. */
+  purge(before: number): Promise<number>;
+}
+
+export interface Store {
+  readonly backend: 'sqlite' | 'postgres';
+  readonly pets: PetStore;
+  readonly accounts: AccountStore;
+  readonly keys: KeyStore;
+  readonly idempotency: IdempotencyStore;
+  /** Applies pending migrations; returns how many were applied. */
+  migrate(): Promise<number>;
+  /** Resolves when storage answers; used by /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
