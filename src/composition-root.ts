@@ -5,7 +5,11 @@ import { GET_PET_SUNSET, type Config } from './config.ts';
 import type { AppDependencies } from './http/build-app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import type { ReadinessCheck } from './http/ops-routes.ts';
+import { limitsStep } from './http/limits-hook.ts';
 import { PetService } from './pets/pet-service.ts';
+import type { RateLimiter } from './ratelimit/limiter.ts';
+import { MemoryLimiter } from './ratelimit/memory-limiter.ts';
+import { RateLimitPolicy } from './ratelimit/rate-limit-policy.ts';
 import { openStore } from './storage/open-store.ts';
 import type { Store } from './storage/store.ts';
 
@@ -14,6 +18,7 @@ export interface Services extends AppDependencies {
   readonly store: Store;
   readonly accounts: AccountService;
   readonly metrics: Metrics;
+  readonly limiter: RateLimiter;
   close(): Promise<void>;
 }
 
@@ -30,6 +35,13 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const accounts = new AccountService(store, clock);
+  const limiter = new MemoryLimiter({ now: () => clock.now() });
+  const policy = new RateLimitPolicy(limiter, store.bans, clock, {
+    anonymousPerMinute: config.anonLimitPerMinute,
+    ban: config.ban,
+    onBan: (keyId) => keyVerifier.invalidateKey(keyId),
+    onRefused: (reason) => metrics.rateLimited.inc({ reason }),
+  });
   const readiness: ReadinessCheck[] = [{ name: store.backend, check: () => store.ping() }];
   const purgeTimer = setInterval(() => void pets.purgeIdempotencyKeys().catch(() => undefined), 60 * 60 * 1000);
   purgeTimer.unref();
@@ -42,8 +54,11 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     accounts,
     metrics,
     readiness,
+    limiter,
+    limits: limitsStep(policy),
     async close() {
       clearInterval(purgeTimer);
+      await limiter.close();
       await keyVerifier.close().catch(() => undefined);
       await store.close();
     },

@@ -70,6 +70,14 @@ export class AccountService {
     return record;
   }
 
+  /** Ends the key's ban; every instance lets it through within one second. */
+  async liftBan(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.store.keys.findById(keyId);
+    if (!record) throw new NotFoundError(`no key with id '${keyId}'`);
+    if (!(await this.store.bans.lift(keyId, this.clock.now()))) throw new NotFoundError(`key '${keyId}' is not banned`);
+    return (await this.store.keys.findById(keyId)) ?? record;
+  }
+
   /**
    * On first start with an empty store: the `demo` account on the free plan and one key for it.
    * Returns the plaintext key, or undefined when accounts already exist.

@@ -70,9 +70,14 @@ export class KeyVerifier {
     return this.lookUp(hash).then((principal) => this.judge(principal));
   }
 
-  /** Forget cached answers, e.g. after the CLI in this process changed a key. */
-  invalidate(): void {
-    this.cache.clear();
+  /** Forget cached answers about one key, e.g. after this instance banned it. */
+  invalidateKey(keyId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
+  }
+
+  /** Cached answers held now, for tests of the memory bound. */
+  size(): number {
+    return this.cache.size;
   }
 
   async close(): Promise<void> {

@@ -22,6 +22,7 @@ commands:
   key create --account NAME [--expires-in DURATION]   DURATION: 90s, 15m, 12h, 30d, 2w
   key list --account NAME
   key revoke --id KEY_ID
+  ban lift --id KEY_ID                          end a key's temporary ban
 
 plans: free, pro, business, enterprise (enterprise needs --per-minute and --per-day)
 configuration comes from the environment (DATABASE_URL, …), as for the server`;
@@ -94,6 +95,15 @@ const COMMANDS: Record<string, { allowed: readonly string[]; required: readonly 
       const key = await services.accounts.revokeKey(text(options.id));
       if (out.json) out.write(JSON.stringify(keyJson(key)));
       else out.write(`revoked ${key.id} at ${iso(key.revokedAt)}; it is refused everywhere within one second`);
+    },
+  },
+  'ban lift': {
+    allowed: ['id'],
+    required: ['id'],
+    run: async (services, options, out) => {
+      const key = await services.accounts.liftBan(text(options.id));
+      if (out.json) out.write(JSON.stringify(keyJson(key)));
+      else out.write(`lifted the ban on ${key.id}; it is accepted everywhere within one second`);
     },
   },
 };
@@ -187,7 +197,11 @@ function accountJson(account: AccountRecord): object {
 }
 
 function keyJson(key: ApiKeyRecord): object {
-  return { id: key.id, createdAt: iso(key.createdAt), lastUsedAt: key.lastUsedAt === null ? null : iso(key.lastUsedAt), expiresAt: key.expiresAt === null ? null : iso(key.expiresAt), revokedAt: key.revokedAt === null ? null : iso(key.revokedAt) };
+  return { id: key.id, createdAt: iso(key.createdAt), lastUsedAt: key.lastUsedAt === null ? null : iso(key.lastUsedAt), expiresAt: key.expiresAt === null ? null : iso(key.expiresAt), revokedAt: key.revokedAt === null ? null : iso(key.revokedAt), bannedUntil: activeBan(key) };
+}
+
+function activeBan(key: ApiKeyRecord): string | null {
+  return key.bannedUntil !== null && key.bannedUntil > Date.now() ? iso(key.bannedUntil) : null;
 }
 
 function printAccounts(out: Output, accounts: AccountRecord[], single: boolean): void {
@@ -209,8 +223,8 @@ function printKeys(out: Output, keys: ApiKeyRecord[]): void {
   }
   table(
     out,
-    ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'],
-    keys.map((key) => [key.id, iso(key.createdAt), iso(key.lastUsedAt), iso(key.expiresAt), iso(key.revokedAt)]),
+    ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL'],
+    keys.map((key) => [key.id, iso(key.createdAt), iso(key.lastUsedAt), iso(key.expiresAt), iso(key.revokedAt), activeBan(key) ?? '-']),
   );
 }
 

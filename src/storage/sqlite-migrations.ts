@@ -51,4 +51,18 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
     `,
   },
+  {
+    version: 2,
+    name: 'temporary bans of keys',
+    sql: `
+      CREATE TABLE key_bans (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key_id TEXT NOT NULL REFERENCES api_keys (id),
+        started_at INTEGER NOT NULL,
+        until INTEGER NOT NULL,
+        lifted_at INTEGER
+      );
+      CREATE INDEX key_bans_key ON key_bans (key_id, started_at);
+    `,
+  },
 ];

@@ -7,6 +7,7 @@ import type {
   AccountRecord,
   AccountStore,
   ApiKeyRecord,
+  BanStore,
   IdempotencyReservation,
   IdempotencyScope,
   IdempotencyStore,
@@ -59,6 +60,7 @@ interface KeyRow {
   expires_at: number | null;
   revoked_at: number | null;
   last_used_at: number | null;
+  banned_until: number | null;
 }
 
 interface PrincipalRow {
@@ -70,6 +72,7 @@ interface PrincipalRow {
   per_day: number | null;
   expires_at: number | null;
   revoked_at: number | null;
+  banned_until: number | null;
 }
 
 interface IdempotencyRow {
@@ -97,7 +100,10 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   expiresAt: row.expires_at,
   revokedAt: row.revoked_at,
   lastUsedAt: row.last_used_at,
+  bannedUntil: row.banned_until,
 });
+
+const BANNED_UNTIL = '(SELECT max(b.until) FROM key_bans b WHERE b.key_id = k.id AND b.lifted_at IS NULL) AS banned_until';
 
 /** Prepared statements, prepared on first use: the tables may not exist until migrate() ran. */
 class Statements {
@@ -139,6 +145,7 @@ class SqliteStore implements Store {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
   readonly idempotency: IdempotencyStore;
+  readonly bans: BanStore;
   private readonly db: DatabaseSync;
   private readonly petStore: SqlitePets;
 
@@ -149,6 +156,7 @@ class SqliteStore implements Store {
     this.accounts = new SqliteAccounts(db);
     this.keys = new SqliteKeys(db);
     this.idempotency = new SqliteIdempotency(db);
+    this.bans = new SqliteBans(db);
   }
 
   async migrate(): Promise<number> {
@@ -298,7 +306,7 @@ class SqliteKeys implements KeyStore {
 
   async create(key: NewApiKey, now: number): Promise<ApiKeyRecord> {
     const row = this.db
-      .prepare('INSERT INTO api_keys (id, account_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
+      .prepare('INSERT INTO api_keys (id, account_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING *, NULL AS banned_until')
       .get(key.id, key.accountId, key.hash, now, key.expiresAt);
     return toKey(rowAs<KeyRow>(row));
   }
@@ -306,7 +314,7 @@ class SqliteKeys implements KeyStore {
   async findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
     const row = this.statements
       .get(
-        `SELECT k.id AS key_id, k.account_id, a.name AS account_name, a.plan, a.per_minute, a.per_day, k.expires_at, k.revoked_at
+        `SELECT k.id AS key_id, k.account_id, a.name AS account_name, a.plan, a.per_minute, a.per_day, k.expires_at, k.revoked_at, ${BANNED_UNTIL}
            FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`,
       )
       .get(hash);
@@ -321,16 +329,20 @@ class SqliteKeys implements KeyStore {
       perDay: principal.per_day,
       expiresAt: principal.expires_at,
       revokedAt: principal.revoked_at,
+      bannedUntil: principal.banned_until,
     };
   }
 
   async findById(id: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id);
+    const row = this.db.prepare(`SELECT k.*, ${BANNED_UNTIL} FROM api_keys k WHERE k.id = ?`).get(id);
     return row ? toKey(rowAs<KeyRow>(row)) : undefined;
   }
 
   async listForAccount(accountId: number): Promise<ApiKeyRecord[]> {
-    return this.db.prepare('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id').all(accountId).map((row) => toKey(rowAs<KeyRow>(row)));
+    return this.db
+      .prepare(`SELECT k.*, ${BANNED_UNTIL} FROM api_keys k WHERE k.account_id = ? ORDER BY k.created_at, k.id`)
+      .all(accountId)
+      .map((row) => toKey(rowAs<KeyRow>(row)));
   }
 
   async revoke(id: string, now: number): Promise<boolean> {
@@ -392,5 +404,26 @@ class SqliteIdempotency implements IdempotencyStore {
 
   async purge(before: number): Promise<number> {
     return Number(this.db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?').run(before).changes);
+  }
+}
+
+class SqliteBans implements BanStore {
+  private readonly db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.db = db;
+  }
+
+  async ban(keyId: string, startedAt: number, until: number): Promise<void> {
+    this.db.prepare('INSERT INTO key_bans (key_id, started_at, until) VALUES (?, ?, ?)').run(keyId, startedAt, until);
+  }
+
+  async lift(keyId: string, now: number): Promise<boolean> {
+    const result = this.db.prepare('UPDATE key_bans SET lifted_at = ? WHERE key_id = ? AND lifted_at IS NULL AND until > ?').run(now, keyId, now);
+    return Number(result.changes) > 0;
+  }
+
+  async countSince(keyId: string, since: number): Promise<number> {
+    const row = rowAs<{ count: number }>(this.db.prepare('SELECT count(*) AS count FROM key_bans WHERE key_id = ? AND started_at >= ?').get(keyId, since));
+    return Number(row.count);
   }
 }

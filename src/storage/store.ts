@@ -54,6 +54,8 @@ export interface ApiKeyRecord {
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;
   readonly lastUsedAt: number | null;
+  /** End of the key's active ban, if it is banned now or was until recently (see BanStore). */
+  readonly bannedUntil: number | null;
 }
 
 export interface NewApiKey {
@@ -74,6 +76,8 @@ export interface KeyPrincipal {
   readonly perDay: number | null;
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;
+  /** End of the latest unlifted ban; compare with now. */
+  readonly bannedUntil: number | null;
 }
 
 /** A stored response to a POST carrying an Idempotency-Key. */
@@ -142,9 +146,19 @@ export interface Store {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
   readonly idempotency: IdempotencyStore;
+  readonly bans: BanStore;
   /** Applies pending migrations; returns how many were applied. */
   migrate(): Promise<number>;
   /** Resolves when storage answers; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Temporary bans of keys that kept sending after a 429; kept in storage so the CLI can lift them. */
+export interface BanStore {
+  ban(keyId: string, startedAt: number, until: number): Promise<void>;
+  /** Ends the key's active bans; false when it had none. */
+  lift(keyId: string, now: number): Promise<boolean>;
+  /** Bans of the key that started at or after `since`, lifted or not (for escalation). */
+  countSince(keyId: string, since: number): Promise<number>;
 }

@@ -1,0 +1,36 @@
+import type { FastifyReply } from 'fastify';
+import type { RateLimitPolicy, LimitVerdict } from '../ratelimit/rate-limit-policy.ts';
+import type { AfterAuthentication } from './auth-hook.ts';
+import { sendUnauthorized } from './auth-hook.ts';
+import { sendError } from './error-body.ts';
+
+/**
+ * onRequest step 2, after the key verdict: count the request against its account (valid key) or
+ * its client address (no valid key), set the rate-limit fields that every response then carries,
+ * and answer 429 or 401 where due. Runs before the body is read.
+ */
+export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
+  return (request, reply, verification, done) => {
+    const pending = verification.ok ? policy.forKey(verification.principal) : policy.forAddress(request.ip);
+    pending.then((verdict) => {
+      applyFields(reply, verdict);
+      if (verdict.kind !== 'allow') {
+        reply.header('retry-after', String(verdict.retryAfterSeconds));
+        sendError(reply, verdict.kind, verdict.message);
+      } else if (verification.ok) {
+        done();
+      } else {
+        sendUnauthorized(reply, verification);
+      }
+    }, done);
+  };
+}
+
+function applyFields(reply: FastifyReply, verdict: LimitVerdict): void {
+  const fields = verdict.fields;
+  reply.header('x-ratelimit-limit', fields['x-ratelimit-limit']);
+  reply.header('x-ratelimit-remaining', fields['x-ratelimit-remaining']);
+  reply.header('x-ratelimit-reset', fields['x-ratelimit-reset']);
+  reply.header('ratelimit-policy', fields['ratelimit-policy']);
+  reply.header('ratelimit', fields.ratelimit);
+}

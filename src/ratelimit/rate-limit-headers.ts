@@ -1,0 +1,48 @@
+import type { WindowState } from './limiter.ts';
+
+/**
+ * The rate-limit fields of a response. Written by hand on the hot path: five short strings per
+ * response, built without intermediate arrays.
+ */
+export interface RateLimitFields {
+  readonly 'x-ratelimit-limit': string;
+  readonly 'x-ratelimit-remaining': string;
+  readonly 'x-ratelimit-reset': string;
+  readonly 'ratelimit-policy': string;
+  readonly ratelimit: string;
+}
+
+/** The window with the fewest requests remaining; on a tie, the one that resets first. */
+export function mostConstraining(windows: readonly WindowState[]): WindowState {
+  let chosen = windows[0] as WindowState;
+  for (const window of windows) {
+    if (window.remaining < chosen.remaining || (window.remaining === chosen.remaining && window.resetAt < chosen.resetAt)) chosen = window;
+  }
+  return chosen;
+}
+
+export function rateLimitFields(windows: readonly WindowState[], now: number): RateLimitFields {
+  const constraining = mostConstraining(windows);
+  let policy = '';
+  let state = '';
+  for (const window of windows) {
+    if (policy !== '') {
+      policy += ', ';
+      state += ', ';
+    }
+    policy += `"${window.name}";q=${window.limit};w=${window.seconds}`;
+    state += `"${window.name}";r=${window.remaining};t=${secondsUntil(window.resetAt, now)}`;
+  }
+  return {
+    'x-ratelimit-limit': String(constraining.limit),
+    'x-ratelimit-remaining': String(constraining.remaining),
+    'x-ratelimit-reset': String(Math.ceil(constraining.resetAt / 1000)),
+    'ratelimit-policy': policy,
+    ratelimit: state,
+  };
+}
+
+/** Whole seconds until `instant`, at least 1 (Retry-After and `t` never say 0 while still blocked). */
+export function secondsUntil(instant: number, now: number): number {
+  return Math.max(1, Math.ceil((instant - now) / 1000));
+}

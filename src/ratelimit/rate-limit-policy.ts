@@ -1,0 +1,115 @@
+import type { Clock } from '../clock.ts';
+import type { BanStore, KeyPrincipal } from '../storage/store.ts';
+import type { ConsumeResult, RateLimiter, WindowSpec } from './limiter.ts';
+import { limitsFor } from './plans.ts';
+import { rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
+
+export type LimitVerdict =
+  | { readonly kind: 'allow'; readonly fields: RateLimitFields }
+  | { readonly kind: 'rate_limited' | 'key_banned'; readonly fields: RateLimitFields; readonly retryAfterSeconds: number; readonly message: string };
+
+export interface BanSettings {
+  /** Refused requests after the first 429, before Retry-After, that are tolerated. */
+  readonly threshold: number;
+  readonly baseSeconds: number;
+  readonly maxSeconds: number;
+}
+
+export interface RateLimitPolicyOptions {
+  readonly anonymousPerMinute: number;
+  readonly ban: BanSettings;
+  /** Called when this instance bans a key, so cached verdicts about it are dropped. */
+  readonly onBan: (keyId: string) => void;
+  readonly onRefused?: (reason: 'rate_limited' | 'key_banned') => void;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Decides, per request, whether it may proceed: per-account minute and day windows for keys,
+ * a per-address minute window for everything without a valid key, and temporary bans of keys that
+ * keep sending after a 429. The counting itself is the limiter's single atomic operation.
+ */
+export class RateLimitPolicy {
+  private readonly limiter: RateLimiter;
+  private readonly bans: BanStore;
+  private readonly clock: Clock;
+  private readonly options: RateLimitPolicyOptions;
+  private readonly anonymousWindows: readonly WindowSpec[];
+
+  constructor(limiter: RateLimiter, bans: BanStore, clock: Clock, options: RateLimitPolicyOptions) {
+    this.limiter = limiter;
+    this.bans = bans;
+    this.clock = clock;
+    this.options = options;
+    this.anonymousWindows = [{ name: 'minute', limit: options.anonymousPerMinute, seconds: 60 }];
+  }
+
+  async forKey(principal: KeyPrincipal): Promise<LimitVerdict> {
+    const now = this.clock.now();
+    const limits = limitsFor(principal);
+    const windows: WindowSpec[] = [
+      { name: 'minute', limit: limits.perMinute, seconds: 60 },
+      { name: 'day', limit: limits.perDay, seconds: 86_400 },
+    ];
+    const subject = `account:${principal.accountId}`;
+    if (principal.bannedUntil !== null && principal.bannedUntil > now) {
+      const state = await this.limiter.consume({ subject, windows, peek: true }, now);
+      return this.banned(state, principal.bannedUntil, now);
+    }
+    const strikeSubject = `key:${principal.keyId}`;
+    const result = await this.limiter.consume({ subject, windows, strikeSubject }, now);
+    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now) };
+    // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
+    if (result.strikes > this.options.ban.threshold + 1) {
+      const until = await this.ban(principal.keyId, now);
+      await this.limiter.clearStrikes(strikeSubject);
+      return this.banned(result, until, now);
+    }
+    return this.limited(result, now, `${principal.plan} plan`);
+  }
+
+  async forAddress(address: string): Promise<LimitVerdict> {
+    const now = this.clock.now();
+    const result = await this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now);
+    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now) };
+    return this.limited(result, now, 'requests without a valid API key, per client address');
+  }
+
+  private async ban(keyId: string, now: number): Promise<number> {
+    const { baseSeconds, maxSeconds } = this.options.ban;
+    const earlier = await this.bans.countSince(keyId, now - DAY_MS);
+    const seconds = Math.min(maxSeconds, baseSeconds * 2 ** Math.min(earlier, 30));
+    const until = now + seconds * 1000;
+    await this.bans.ban(keyId, now, until);
+    this.options.onBan(keyId);
+    return until;
+  }
+
+  private limited(result: ConsumeResult, now: number, scope: string): LimitVerdict {
+    const blocking = result.windows.filter((window) => window.remaining === 0);
+    const blockedUntil = Math.max(...blocking.map((window) => window.resetAt));
+    const retryAfterSeconds = secondsUntil(blockedUntil, now);
+    const described = blocking.map((window) => `${window.limit} per ${window.name}`).join(' and ');
+    this.options.onRefused?.('rate_limited');
+    return {
+      kind: 'rate_limited',
+      fields: rateLimitFields(result.windows, now),
+      retryAfterSeconds,
+      message: `rate limit exceeded (${described}, ${scope}); retry after ${retryAfterSeconds} s`,
+    };
+  }
+
+  private banned(result: ConsumeResult, until: number, now: number): LimitVerdict {
+    const fields = rateLimitFields(result.windows, now);
+    const retryAfterSeconds = secondsUntil(until, now);
+    this.options.onRefused?.('key_banned');
+    return {
+      kind: 'key_banned',
+      fields: { ...fields, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(until / 1000)) },
+      retryAfterSeconds,
+      message: `this API key is banned until ${new Date(until).toISOString()} for repeated requests after a 429; retry after ${retryAfterSeconds} s`,
+    };
+  }
+}
+
