@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
@@ -29,6 +30,21 @@ export interface AppDependencies {
 }
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
+
+/** What browsers may read from responses when CORS is on (decisions: rate limits, Retry-After, Link, deprecation). */
+const EXPOSED_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+  'Retry-After',
+  'Link',
+  'Location',
+  'Deprecation',
+  'Sunset',
+  'Idempotent-Replayed',
+];
 
 /** Paths of v1 and the methods each answers; any other method gets 405 with Allow. */
 const KNOWN_PATHS: Record<string, string[]> = {
@@ -69,6 +85,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     }
   });
 
+  if (config.corsOrigins.length > 0) {
+    // Registered before authentication so that preflight requests are answered without a key.
+    await app.register(cors, { origin: [...config.corsOrigins], exposedHeaders: EXPOSED_HEADERS, allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'] });
+  }
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
   });
