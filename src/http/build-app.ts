@@ -68,6 +68,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     clientErrorHandler: answerMalformedRequest,
+    // URL errors found while routing, before any hook runs.
+    frameworkErrors: (error, request, reply) => {
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 'invalid_path', 'a path segment is too long');
+      if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 'invalid_path', `the path is not valid percent-encoding: ${request.url.slice(0, 100)}`);
+      return sendError(reply, 'invalid_path', 'the request path could not be routed');
+    },
   });
 
   app.decorateRequest('principal', undefined);

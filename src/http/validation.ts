@@ -90,7 +90,7 @@ function bodyMessage(error: ErrorObject, root: SchemaNode, data: unknown): strin
       if (field === 'id') return "the body must not contain 'id': the service assigns it";
       return `the body contains the unknown field '${field}'; allowed fields are ${Object.keys(root.properties ?? {}).join(', ')}`;
     }
-    if (error.keyword === 'type') return data === undefined ? 'the request body is required: send a JSON object' : 'the body must be a JSON object';
+    if (error.keyword === 'type') return data === undefined || data === null ? 'the request body is required: send a NewPet JSON object' : 'the body must be a JSON object';
     return `the body ${error.message ?? 'is invalid'}`;
   }
   const field = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
