@@ -16,6 +16,7 @@ export const EnvSchema = Type.Object({
     description: 'sqlite:PATH for the embedded store, postgres://… for PostgreSQL.',
   }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$', description: 'Shares rate-limit counters and bans between instances.' })),
+  REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'petstore:', description: 'Prefix of every Redis key, to share one Redis between deployments.' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info', description: 'pino log level.' },
@@ -45,6 +46,7 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string;
   readonly redisUrl: string | undefined;
+  readonly redisPrefix: string;
   readonly logLevel: string;
   readonly publicBaseUrl: string;
   readonly deprecationDate: Date;
@@ -100,6 +102,7 @@ function freeze(env: Env): Config {
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    redisPrefix: env.REDIS_PREFIX,
     logLevel: env.LOG_LEVEL,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? '').replace(/\/+$/, ''),
     deprecationDate,
