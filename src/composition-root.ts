@@ -10,6 +10,7 @@ import { PetService } from './pets/pet-service.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
 import { MemoryLimiter } from './ratelimit/memory-limiter.ts';
 import { RateLimitPolicy } from './ratelimit/rate-limit-policy.ts';
+import { RedisLimiter } from './ratelimit/redis-limiter.ts';
 import { openStore } from './storage/open-store.ts';
 import type { Store } from './storage/store.ts';
 
@@ -26,6 +27,20 @@ export interface ServiceOptions {
   readonly clock?: Clock;
   /** Process metrics (CPU, heap) only make sense once per process. */
   readonly collectProcessMetrics?: boolean;
+  /** Where the services' own log lines go; default: one pino-style JSON line on stderr, honouring LOG_LEVEL. */
+  readonly log?: ServiceLog;
+}
+
+export type ServiceLog = (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
+
+const LOG_LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+function jsonLineLog(logLevel: string): ServiceLog {
+  const threshold = LOG_LEVELS[logLevel] ?? 30;
+  return (level, message, fields) => {
+    const value = LOG_LEVELS[level] ?? 30;
+    if (value >= threshold) process.stderr.write(`${JSON.stringify({ level: value, time: Date.now(), ...fields, msg: message })}\n`);
+  };
 }
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
@@ -35,7 +50,21 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const accounts = new AccountService(store, clock);
-  const limiter = new MemoryLimiter({ now: () => clock.now() });
+  const log = options.log ?? jsonLineLog(config.logLevel);
+  const redis =
+    config.redisUrl === undefined
+      ? undefined
+      : new RedisLimiter({
+          url: config.redisUrl,
+          keyPrefix: config.redisPrefix,
+          fallback: new MemoryLimiter({ now: () => clock.now() }),
+          onFallback: (error, notice) => {
+            metrics.limiterFallbacks.inc();
+            if (notice.log) log('warn', 'Redis unreachable: rate limits are counted per instance', { err: error.message, suppressed: notice.suppressed });
+          },
+          onRecovered: () => log('info', 'Redis reachable again: rate limits are shared'),
+        });
+  const limiter: RateLimiter = redis ?? new MemoryLimiter({ now: () => clock.now() });
   const policy = new RateLimitPolicy(limiter, store.bans, clock, {
     anonymousPerMinute: config.anonLimitPerMinute,
     ban: config.ban,
@@ -43,6 +72,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     onRefused: (reason) => metrics.rateLimited.inc({ reason }),
   });
   const readiness: ReadinessCheck[] = [{ name: store.backend, check: () => store.ping() }];
+  if (redis) readiness.push({ name: 'redis', check: () => redis.ping() });
   const purgeTimer = setInterval(() => void pets.purgeIdempotencyKeys().catch(() => undefined), 60 * 60 * 1000);
   purgeTimer.unref();
   return {

@@ -1,0 +1,268 @@
+import { Redis, type Result } from 'ioredis';
+import { windowStart, type ConsumeRequest, type ConsumeResult, type RateLimiter, type WindowState } from './limiter.ts';
+import type { MemoryLimiter } from './memory-limiter.ts';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** CONSUME_SCRIPT: numberOfKeys, then the window keys (and the strike key), then its ARGV. */
+    petstoreRateLimitConsume(...args: (string | number)[]): Result<unknown, Context>;
+  }
+}
+
+/**
+ * One request's check-and-count, atomically in Redis (scripts run without interleaving).
+ *
+ * KEYS[1..n]: the counter of each window, `<prefix>rl:<subject>:<window>:<windowStart>`;
+ * KEYS[n+1], when present: the strike record `<prefix>strike:<strikeSubject>`, a hash {count, until}.
+ * ARGV: now, peek (1/0), slack ms, then per window: limit, window end (ms).
+ *
+ * Time is the caller's `now` (its injected clock), never Redis TIME, so instances agree and
+ * manual clocks work. For the same reason expiries are relative (PEXPIRE of "window end - now +
+ * slack"): they only collect garbage, and an absolute PEXPIREAT taken from a clock that is not
+ * Redis's own could delete a live key at once. Counter keys carry their window's start, and the
+ * strike record carries its own `until`, so correctness never depends on when Redis expires a key.
+ *
+ * Returns {allowed (1/0), strikes, count of window 1 … n} (counts after this request).
+ */
+const CONSUME_SCRIPT = `
+local now = tonumber(ARGV[1])
+local peek = ARGV[2] == '1'
+local slack = tonumber(ARGV[3])
+local n = (#ARGV - 3) / 2
+local counts = {}
+local allowed = not peek
+for i = 1, n do
+  local count = tonumber(redis.call('GET', KEYS[i]) or '0')
+  counts[i] = count
+  if count >= tonumber(ARGV[2 + 2 * i]) then allowed = false end
+end
+if allowed then
+  for i = 1, n do
+    counts[i] = redis.call('INCR', KEYS[i])
+    redis.call('PEXPIRE', KEYS[i], math.max(1, tonumber(ARGV[3 + 2 * i]) - now + slack))
+  end
+end
+local strikes = 0
+if not allowed and not peek and #KEYS > n then
+  local blockedUntil = nil
+  for i = 1, n do
+    local resetAt = tonumber(ARGV[3 + 2 * i])
+    if counts[i] >= tonumber(ARGV[2 + 2 * i]) and (blockedUntil == nil or resetAt > blockedUntil) then
+      blockedUntil = resetAt
+    end
+  end
+  local key = KEYS[n + 1]
+  local previous = redis.call('HMGET', key, 'count', 'until')
+  local previousCount = tonumber(previous[1])
+  local previousUntil = tonumber(previous[2])
+  local untilAt = blockedUntil or now
+  if previousCount and previousUntil and previousUntil > now then
+    strikes = previousCount + 1
+    if previousUntil > untilAt then untilAt = previousUntil end
+  else
+    strikes = 1
+  end
+  redis.call('HSET', key, 'count', strikes, 'until', string.format('%d', untilAt))
+  local ttl = math.max(1, untilAt - now + slack)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, string.format('%d', ttl)) end
+end
+local result = { allowed and 1 or 0, strikes }
+for i = 1, n do result[2 + i] = counts[i] end
+return result
+`;
+
+/** Extra lifetime of keys past their window's end, for clocks of instances that disagree a little. */
+const EXPIRY_SLACK_MS = 10_000;
+
+export interface FallbackNotice {
+  /** True at most once per `logEveryMs`: the moment to write a log line. */
+  readonly log: boolean;
+  /** Fallbacks since the last notice with `log` true, not counting this one. */
+  readonly suppressed: number;
+}
+
+export interface RedisLimiterOptions {
+  /** redis:// or rediss:// URL. */
+  readonly url: string;
+  /** Answers, per instance, while Redis is unreachable or slow. Closed with this limiter. */
+  readonly fallback: MemoryLimiter;
+  /** Prefix of every key; default 'petstore:'. */
+  readonly keyPrefix?: string;
+  /** Longest wait for Redis per operation before answering from the fallback; default 250 ms. */
+  readonly timeoutMs?: number;
+  /** Called for every request answered from the fallback (count it); `notice.log` says when to log it. */
+  readonly onFallback?: (error: Error, notice: FallbackNotice) => void;
+  /** Called when Redis answers again after fallbacks. */
+  readonly onRecovered?: () => void;
+  /** Least time between two fallback notices with `log` true; default 10 s. */
+  readonly logEveryMs?: number;
+}
+
+/**
+ * Counters and strikes in Redis, shared by every instance: exactly one round trip (one script)
+ * per request, so admission is exact across instances. While Redis is unreachable or slower than
+ * `timeoutMs`, requests are limited by the in-process fallback and never fail; each request tries
+ * Redis first, so it is used again as soon as it answers.
+ */
+export class RedisLimiter implements RateLimiter {
+  private readonly redis: Redis;
+  private readonly fallback: MemoryLimiter;
+  private readonly keyPrefix: string;
+  private readonly timeoutMs: number;
+  private readonly logEveryMs: number;
+  private readonly onFallback: (error: Error, notice: FallbackNotice) => void;
+  private readonly onRecovered: () => void;
+  /** Settles when the first connection attempt has succeeded or failed. */
+  private readonly firstConnection: Promise<void>;
+  private degraded = false;
+  private lastConnectionError: Error | undefined;
+  private lastLogAt = Number.NEGATIVE_INFINITY;
+  private suppressed = 0;
+
+  constructor(options: RedisLimiterOptions) {
+    this.fallback = options.fallback;
+    this.keyPrefix = options.keyPrefix ?? 'petstore:';
+    this.timeoutMs = options.timeoutMs ?? 250;
+    this.logEveryMs = options.logEveryMs ?? 10_000;
+    this.onFallback = options.onFallback ?? (() => undefined);
+    this.onRecovered = options.onRecovered ?? (() => undefined);
+    this.redis = new Redis(options.url, {
+      lazyConnect: false,
+      // Fail at once while disconnected instead of queueing; never retry a command.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: this.timeoutMs,
+      connectTimeout: Math.max(1000, this.timeoutMs * 4),
+      // Reconnect forever, quickly: back on Redis within about a second of its return.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    });
+    this.redis.defineCommand('petstoreRateLimitConsume', { lua: CONSUME_SCRIPT });
+    this.firstConnection = new Promise((resolve) => {
+      const settle = (): void => {
+        this.redis.off('ready', settle).off('error', settle).off('end', settle);
+        resolve();
+      };
+      this.redis.once('ready', settle).once('error', settle).once('end', settle);
+    });
+    // Connection errors surface as fallbacks of the requests; an unhandled 'error' must not crash.
+    this.redis.on('error', (error: Error) => {
+      this.lastConnectionError = error;
+    });
+    this.redis.on('ready', () => {
+      this.lastConnectionError = undefined;
+    });
+  }
+
+  async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
+    let result: ConsumeResult;
+    try {
+      result = await this.withDeadline(this.consumeInRedis(request, now));
+    } catch (error) {
+      this.fellBack(asError(error));
+      return this.fallback.consumeNow(request, now);
+    }
+    if (this.degraded) {
+      this.degraded = false;
+      this.onRecovered();
+    }
+    return result;
+  }
+
+  async clearStrikes(strikeSubject: string): Promise<void> {
+    // Strikes counted while Redis was away live in the fallback.
+    await this.fallback.clearStrikes(strikeSubject);
+    try {
+      await this.withDeadline(this.redis.del(this.strikeKey(strikeSubject)));
+    } catch {
+      // Unreachable: the strikes in Redis expire with their windows; the failures are already reported by consume.
+    }
+  }
+
+  /** Resolves when Redis answers PING within the timeout (readiness). */
+  async ping(): Promise<void> {
+    await this.withDeadline(this.firstConnection.then(() => this.redis.ping()));
+  }
+
+  async close(): Promise<void> {
+    await this.fallback.close();
+    if (this.redis.status === 'ready') {
+      try {
+        await this.withDeadline(this.redis.quit());
+        return;
+      } catch {
+        // Fall through to a hard disconnect.
+      }
+    }
+    this.redis.disconnect();
+  }
+
+  private async consumeInRedis(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
+    await this.firstConnection;
+    if (this.redis.status !== 'ready') {
+      const reason = this.lastConnectionError?.message || `connection ${this.redis.status}`;
+      throw new Error(`Redis is unreachable (${reason})`, { cause: this.lastConnectionError });
+    }
+    const keys: string[] = [];
+    const args: string[] = [String(now), request.peek ? '1' : '0', String(EXPIRY_SLACK_MS)];
+    const resets: number[] = [];
+    for (const window of request.windows) {
+      const start = windowStart(now, window.seconds);
+      const resetAt = start + window.seconds * 1000;
+      keys.push(`${this.keyPrefix}rl:${request.subject}:${window.name}:${start}`);
+      args.push(String(window.limit), String(resetAt));
+      resets.push(resetAt);
+    }
+    if (request.strikeSubject !== undefined) keys.push(this.strikeKey(request.strikeSubject));
+    const reply = await this.redis.petstoreRateLimitConsume(keys.length, ...keys, ...args);
+    const numbers = parseReply(reply, request.windows.length);
+    const windows: WindowState[] = request.windows.map((window, index) => ({
+      name: window.name,
+      limit: window.limit,
+      remaining: Math.max(0, window.limit - (numbers[2 + index] as number)),
+      resetAt: resets[index] as number,
+      seconds: window.seconds,
+    }));
+    return { allowed: numbers[0] === 1, windows, strikes: numbers[1] as number };
+  }
+
+  private strikeKey(strikeSubject: string): string {
+    return `${this.keyPrefix}strike:${strikeSubject}`;
+  }
+
+  private fellBack(error: Error): void {
+    this.degraded = true;
+    const at = performance.now();
+    const log = at - this.lastLogAt >= this.logEveryMs;
+    const notice: FallbackNotice = { log, suppressed: this.suppressed };
+    if (log) {
+      this.lastLogAt = at;
+      this.suppressed = 0;
+    } else {
+      this.suppressed += 1;
+    }
+    try {
+      this.onFallback(error, notice);
+    } catch {
+      // Reporting must never turn a fallback answer into a failure.
+    }
+  }
+
+  private withDeadline<T>(work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
+    return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+  }
+}
+
+function parseReply(reply: unknown, windowCount: number): number[] {
+  if (!Array.isArray(reply) || reply.length !== 2 + windowCount || !reply.every((value) => typeof value === 'number')) {
+    throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
+  }
+  return reply as number[];
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
