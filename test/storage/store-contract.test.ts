@@ -1,0 +1,399 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ConflictError } from '../../src/errors.ts';
+import { openStore } from '../../src/storage/open-store.ts';
+import { postgresMigrations } from '../../src/storage/postgres-migrations.ts';
+import { sqliteMigrations } from '../../src/storage/sqlite-migrations.ts';
+import type { PetRecord, PetStatus, Store } from '../../src/storage/store.ts';
+import { backends } from '../support/backends.ts';
+
+/**
+ * One contract for every Store backend: the same cases run against SQLite and PostgreSQL, so the
+ * two cannot drift apart.
+ */
+
+const NOW = Date.UTC(2026, 5, 1, 12);
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const BEYOND_DOUBLE = 2n ** 53n + 1n;
+
+function open(databaseUrl: string): Promise<Store> {
+  return openStore({ databaseUrl, pgPoolSize: 10, storageTimeoutMs: 5000 });
+}
+
+let unique = 0;
+function name(prefix: string): string {
+  unique += 1;
+  return `${prefix}-${unique}`;
+}
+
+it('the PostgreSQL migrations have the same versions as the SQLite ones', () => {
+  assert.deepEqual(
+    postgresMigrations.map((migration) => migration.version),
+    sqliteMigrations.map((migration) => migration.version),
+  );
+  assert.deepEqual(
+    sqliteMigrations.map((migration) => migration.version),
+    sqliteMigrations.map((_migration, index) => index + 1),
+  );
+});
+
+for (const backend of await backends()) {
+  describe(`Store contract: ${backend.name}`, { skip: backend.skip }, () => {
+    let store: Store;
+    const extraStores: Store[] = [];
+
+    before(async () => {
+      store = await open(backend.databaseUrl);
+      assert.equal(store.backend, backend.name);
+      await store.migrate();
+    });
+
+    after(async () => {
+      await store?.close();
+      for (const extra of extraStores) await extra.close().catch(() => undefined);
+      await backend.cleanup();
+    });
+
+    async function openFresh(): Promise<Store> {
+      const opened = await open(await backend.freshDatabaseUrl());
+      extraStores.push(opened);
+      return opened;
+    }
+
+    async function newAccountId(): Promise<number> {
+      return (await store.accounts.create({ name: name('acct'), plan: 'free', perMinute: null, perDay: null }, NOW)).id;
+    }
+
+    describe('migrations', () => {
+      it('applies every migration once; a second run applies none', async () => {
+        const fresh = await openFresh();
+        assert.equal(await fresh.migrate(), sqliteMigrations.length);
+        assert.equal(await fresh.migrate(), 0);
+      });
+
+      it('three instances migrating the same database at once apply each migration exactly once', async () => {
+        const url = await backend.freshDatabaseUrl();
+        const instances = await Promise.all([open(url), open(url), open(url)]);
+        extraStores.push(...instances);
+        const counts = await Promise.all(instances.map((instance) => instance.migrate()));
+        assert.deepEqual(
+          [...counts].sort((a, b) => a - b),
+          [0, 0, sqliteMigrations.length],
+        );
+        for (const instance of instances) assert.equal(await instance.migrate(), 0);
+        // The schema works from every instance.
+        const pet = await (instances[1] as Store).pets.create({ name: 'shared', categoryId: 1n, status: null }, NOW);
+        assert.deepEqual(await (instances[2] as Store).pets.get(pet.id), pet);
+      });
+
+      it('a failing migration rejects and leaves nothing applied', async () => {
+        const url = await backend.freshDatabaseUrl();
+        // A table in the way makes migration 1 fail half-way.
+        await backend.execute(url, 'CREATE TABLE api_keys (unrelated integer)');
+        const broken = await open(url);
+        extraStores.push(broken);
+        await assert.rejects(broken.migrate());
+        await assert.rejects(broken.pets.get(1), 'nothing of migration 1 may remain');
+        await backend.execute(url, 'DROP TABLE api_keys');
+        assert.equal(await broken.migrate(), sqliteMigrations.length);
+      });
+    });
+
+    describe('pets', () => {
+      it('creates, gets and lists pets in ascending id order', async () => {
+        const a = await store.pets.create({ name: 'Rex', categoryId: 7n, status: 'available' }, NOW);
+        const b = await store.pets.create({ name: 'Tom', categoryId: 8n, status: null }, NOW);
+        const c = await store.pets.create({ name: 'Kitty', categoryId: -3n, status: 'sold' }, NOW);
+        assert.ok(Number.isSafeInteger(a.id) && a.id > 0);
+        assert.ok(a.id < b.id && b.id < c.id, 'ids increase');
+        assert.deepEqual(a, { id: a.id, name: 'Rex', categoryId: 7n, status: 'available' });
+        assert.deepEqual(await store.pets.get(a.id), a);
+        assert.deepEqual(await store.pets.get(b.id), b);
+        assert.equal(await store.pets.get(c.id + 1000), undefined);
+        const listed = await store.pets.list({ afterId: a.id - 1, limit: 10, status: undefined });
+        assert.deepEqual(listed.slice(0, 3), [a, b, c]);
+        const all = await store.pets.list({ afterId: 0, limit: 1000, status: undefined });
+        assert.deepEqual(
+          all.map((pet) => pet.id),
+          all.map((pet) => pet.id).sort((x, y) => x - y),
+        );
+      });
+
+      it('paginates with afterId and limit, with and without a status filter', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        const statuses: Array<PetStatus | null> = ['available', 'pending', 'sold', null];
+        const created: PetRecord[] = [];
+        for (let i = 0; i < 10; i += 1) {
+          created.push(await fresh.pets.create({ name: `p${i}`, categoryId: BigInt(i), status: statuses[i % 4] ?? null }, NOW));
+        }
+        const pages: PetRecord[][] = [];
+        let afterId = 0;
+        for (;;) {
+          const page = await fresh.pets.list({ afterId, limit: 3, status: undefined });
+          if (page.length === 0) break;
+          pages.push(page);
+          afterId = (page[page.length - 1] as PetRecord).id;
+        }
+        assert.deepEqual(
+          pages.map((page) => page.length),
+          [3, 3, 3, 1],
+        );
+        assert.deepEqual(pages.flat(), created);
+
+        const available = created.filter((pet) => pet.status === 'available');
+        const first = await fresh.pets.list({ afterId: 0, limit: 2, status: 'available' });
+        assert.deepEqual(first, available.slice(0, 2));
+        const second = await fresh.pets.list({ afterId: (first[1] as PetRecord).id, limit: 2, status: 'available' });
+        assert.deepEqual(second, available.slice(2));
+        assert.deepEqual(await fresh.pets.list({ afterId: (created[9] as PetRecord).id, limit: 5, status: undefined }), []);
+      });
+
+      it('a pet without status matches no status filter', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        const none = await fresh.pets.create({ name: 'Nobody', categoryId: 1n, status: null }, NOW);
+        assert.equal(none.status, null);
+        assert.equal((await fresh.pets.get(none.id))?.status, null);
+        for (const status of ['available', 'pending', 'sold'] as const) {
+          assert.deepEqual(await fresh.pets.list({ afterId: 0, limit: 10, status }), []);
+        }
+        assert.deepEqual(await fresh.pets.list({ afterId: 0, limit: 10, status: undefined }), [none]);
+      });
+
+      it('keeps categoryId exact across the whole int64 range', async () => {
+        for (const categoryId of [INT64_MIN, INT64_MAX, BEYOND_DOUBLE, -BEYOND_DOUBLE, 0n]) {
+          const pet = await store.pets.create({ name: `cat ${categoryId}`, categoryId, status: 'pending' }, NOW);
+          assert.equal(typeof pet.categoryId, 'bigint');
+          assert.equal(pet.categoryId, categoryId);
+          const read = await store.pets.get(pet.id);
+          assert.equal(read?.categoryId, categoryId);
+          assert.equal(read?.categoryId.toString(), categoryId.toString());
+          const [listed] = await store.pets.list({ afterId: pet.id - 1, limit: 1, status: 'pending' });
+          assert.equal(listed?.categoryId, categoryId);
+        }
+      });
+
+      it('100 concurrent creations get distinct increasing ids and are all readable', async () => {
+        const before = await store.pets.list({ afterId: 0, limit: 100_000, status: undefined });
+        const previousMax = before.reduce((max, pet) => Math.max(max, pet.id), 0);
+        const created = await Promise.all(
+          Array.from({ length: 100 }, (_unused, i) => store.pets.create({ name: `burst ${i}`, categoryId: BigInt(i), status: 'available' }, NOW)),
+        );
+        const ids = created.map((pet) => pet.id);
+        assert.equal(new Set(ids).size, 100, 'ids are distinct');
+        assert.ok(
+          ids.every((id) => Number.isSafeInteger(id) && id > previousMax),
+          'ids are above every earlier id',
+        );
+        for (const pet of created) assert.deepEqual(await store.pets.get(pet.id), pet);
+        const listed = await store.pets.list({ afterId: previousMax, limit: 1000, status: undefined });
+        assert.deepEqual(
+          listed.map((pet) => pet.id),
+          [...ids].sort((a, b) => a - b),
+        );
+      });
+    });
+
+    describe('accounts', () => {
+      it('creates, finds, lists, changes plans and counts accounts', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        assert.equal(await fresh.accounts.count(), 0);
+        const alpha = await fresh.accounts.create({ name: 'alpha', plan: 'free', perMinute: null, perDay: null }, NOW);
+        const beta = await fresh.accounts.create({ name: 'beta', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000_000 }, NOW + 1);
+        assert.ok(Number.isSafeInteger(alpha.id) && alpha.id > 0);
+        assert.deepEqual(alpha, { id: alpha.id, name: 'alpha', plan: 'free', perMinute: null, perDay: null, createdAt: NOW });
+        assert.deepEqual(beta, { id: beta.id, name: 'beta', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000_000, createdAt: NOW + 1 });
+        assert.deepEqual(await fresh.accounts.findByName('beta'), beta);
+        assert.equal(await fresh.accounts.findByName('gamma'), undefined);
+        assert.deepEqual(await fresh.accounts.list(), [alpha, beta]);
+        assert.equal(await fresh.accounts.count(), 2);
+
+        const upgraded = await fresh.accounts.setPlan('alpha', 'enterprise', 100, 1000);
+        assert.deepEqual(upgraded, { ...alpha, plan: 'enterprise', perMinute: 100, perDay: 1000 });
+        assert.deepEqual(await fresh.accounts.findByName('alpha'), upgraded);
+        assert.deepEqual(await fresh.accounts.setPlan('beta', 'pro', null, null), { ...beta, plan: 'pro', perMinute: null, perDay: null });
+        assert.equal(await fresh.accounts.setPlan('gamma', 'pro', null, null), undefined);
+      });
+
+      it('rejects a taken name with ConflictError and keeps the first account', async () => {
+        const taken = name('taken');
+        const first = await store.accounts.create({ name: taken, plan: 'pro', perMinute: null, perDay: null }, NOW);
+        await assert.rejects(store.accounts.create({ name: taken, plan: 'free', perMinute: null, perDay: null }, NOW), ConflictError);
+        assert.deepEqual(await store.accounts.findByName(taken), first);
+        // The store stays usable after the conflict.
+        assert.ok((await store.accounts.count()) >= 1);
+      });
+    });
+
+    describe('keys', () => {
+      it('creates keys and finds them by hash and by id, and lists them per account', async () => {
+        const accountName = name('keys');
+        const account = await store.accounts.create({ name: accountName, plan: 'business', perMinute: null, perDay: null }, NOW);
+        const hash = name('hash-a');
+        const first = await store.keys.create({ id: name('kid-b'), accountId: account.id, hash, expiresAt: NOW + 60_000 }, NOW);
+        assert.deepEqual(first, {
+          id: first.id,
+          accountId: account.id,
+          createdAt: NOW,
+          expiresAt: NOW + 60_000,
+          revokedAt: null,
+          lastUsedAt: null,
+          bannedUntil: null,
+        });
+        const second = await store.keys.create({ id: name('kid-a'), accountId: account.id, hash: name('hash-b'), expiresAt: null }, NOW + 5);
+        assert.deepEqual(await store.keys.findPrincipalByHash(hash), {
+          keyId: first.id,
+          accountId: account.id,
+          accountName,
+          plan: 'business',
+          perMinute: null,
+          perDay: null,
+          expiresAt: NOW + 60_000,
+          revokedAt: null,
+          bannedUntil: null,
+        });
+        assert.equal(await store.keys.findPrincipalByHash('no-such-hash'), undefined);
+        assert.deepEqual(await store.keys.findById(first.id), first);
+        assert.equal(await store.keys.findById('no-such-key'), undefined);
+        assert.deepEqual(await store.keys.listForAccount(account.id), [first, second]);
+        assert.deepEqual(await store.keys.listForAccount(account.id + 1_000_000), []);
+
+        await store.accounts.setPlan(accountName, 'enterprise', 10, 20);
+        const principal = await store.keys.findPrincipalByHash(hash);
+        assert.equal(principal?.plan, 'enterprise');
+        assert.equal(principal?.perMinute, 10);
+        assert.equal(principal?.perDay, 20);
+      });
+
+      it('revokes a key once: revoking again keeps the first time; unknown keys report false', async () => {
+        const accountId = await newAccountId();
+        const key = await store.keys.create({ id: name('kid'), accountId, hash: name('hash'), expiresAt: null }, NOW);
+        assert.equal(await store.keys.revoke(key.id, NOW + 10), true);
+        assert.equal(await store.keys.revoke(key.id, NOW + 20), true);
+        assert.equal((await store.keys.findById(key.id))?.revokedAt, NOW + 10);
+        assert.equal(await store.keys.revoke('no-such-key', NOW), false);
+      });
+
+      it('records last-used times in a batch, never moving them back', async () => {
+        const accountId = await newAccountId();
+        const a = await store.keys.create({ id: name('kid'), accountId, hash: name('hash'), expiresAt: null }, NOW);
+        const b = await store.keys.create({ id: name('kid'), accountId, hash: name('hash'), expiresAt: null }, NOW);
+        const c = await store.keys.create({ id: name('kid'), accountId, hash: name('hash'), expiresAt: null }, NOW);
+        await store.keys.recordLastUsed(new Map());
+        await store.keys.recordLastUsed(
+          new Map([
+            [a.id, NOW + 100],
+            [b.id, NOW + 200],
+            ['no-such-key', NOW],
+          ]),
+        );
+        await store.keys.recordLastUsed(
+          new Map([
+            [a.id, NOW + 50],
+            [b.id, NOW + 300],
+          ]),
+        );
+        assert.equal((await store.keys.findById(a.id))?.lastUsedAt, NOW + 100);
+        assert.equal((await store.keys.findById(b.id))?.lastUsedAt, NOW + 300);
+        assert.equal((await store.keys.findById(c.id))?.lastUsedAt, null);
+      });
+    });
+
+    describe('bans', () => {
+      it('bans a key, reports the ban on the key, counts bans and lifts them', async () => {
+        const accountId = await newAccountId();
+        const hash = name('hash');
+        const key = await store.keys.create({ id: name('kid'), accountId, hash, expiresAt: null }, NOW);
+        assert.equal(await store.bans.countSince(key.id, 0), 0);
+        await store.bans.ban(key.id, NOW, NOW + 900_000);
+        assert.equal((await store.keys.findPrincipalByHash(hash))?.bannedUntil, NOW + 900_000);
+        assert.equal((await store.keys.findById(key.id))?.bannedUntil, NOW + 900_000);
+        assert.equal((await store.keys.listForAccount(accountId))[0]?.bannedUntil, NOW + 900_000);
+        await store.bans.ban(key.id, NOW + 1000, NOW + 1_801_000);
+        assert.equal((await store.keys.findPrincipalByHash(hash))?.bannedUntil, NOW + 1_801_000);
+        assert.equal(await store.bans.countSince(key.id, NOW), 2);
+        assert.equal(await store.bans.countSince(key.id, NOW + 1), 1);
+
+        assert.equal(await store.bans.lift(key.id, NOW + 2000), true);
+        assert.equal((await store.keys.findPrincipalByHash(hash))?.bannedUntil, null);
+        assert.equal(await store.bans.lift(key.id, NOW + 3000), false);
+        assert.equal(await store.bans.countSince(key.id, NOW), 2, 'lifted bans still count for escalation');
+        assert.equal(await store.bans.lift('no-such-key', NOW), false);
+      });
+    });
+
+    describe('idempotency', () => {
+      const respond = (pet: PetRecord): { statusCode: number; body: string } => ({
+        statusCode: 201,
+        body: JSON.stringify({ id: pet.id, name: pet.name, categoryId: pet.categoryId.toString() }),
+      });
+
+      it('reserve → in flight → completed by pets.create → replayed, with the fingerprint stored', async () => {
+        const accountId = await newAccountId();
+        const scope = { accountId, key: name('idem') };
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-1', NOW, 60_000), { state: 'reserved' });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-2', NOW + 1, 60_000), { state: 'in_flight', fingerprint: 'fp-1' });
+        // The same key in another account is independent.
+        const otherAccount = await newAccountId();
+        assert.deepEqual(await store.idempotency.reserve({ accountId: otherAccount, key: scope.key }, 'fp-9', NOW, 60_000), { state: 'reserved' });
+
+        const pet = await store.pets.create({ name: 'Idem', categoryId: INT64_MAX, status: null }, NOW, { ...scope, respond });
+        const expected = respond(pet);
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), { state: 'completed', fingerprint: 'fp-1', response: expected });
+        // Completed records are never taken over, however old, and release leaves them alone.
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-1', NOW + 10_000_000, 60_000), { state: 'completed', fingerprint: 'fp-1', response: expected });
+        await store.idempotency.release(scope);
+        assert.equal((await store.idempotency.reserve(scope, 'fp-1', NOW + 3, 60_000)).state, 'completed');
+        assert.deepEqual(await store.pets.get(pet.id), pet);
+      });
+
+      it('release drops an uncompleted claim so a retry can run', async () => {
+        const scope = { accountId: await newAccountId(), key: name('idem') };
+        assert.equal((await store.idempotency.reserve(scope, 'fp-1', NOW, 60_000)).state, 'reserved');
+        await store.idempotency.release(scope);
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-2', NOW + 1, 60_000), { state: 'reserved' });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), { state: 'in_flight', fingerprint: 'fp-2' });
+        await store.idempotency.release({ accountId: scope.accountId, key: 'never-reserved' });
+      });
+
+      it('takes over a claim older than staleAfterMs, and only then', async () => {
+        const scope = { accountId: await newAccountId(), key: name('idem') };
+        assert.equal((await store.idempotency.reserve(scope, 'fp-old', NOW, 60_000)).state, 'reserved');
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-new', NOW + 59_999, 60_000), { state: 'in_flight', fingerprint: 'fp-old' });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-new', NOW + 60_000, 60_000), { state: 'reserved' });
+        // The takeover restarted the clock and stored the new fingerprint.
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-x', NOW + 60_001, 60_000), { state: 'in_flight', fingerprint: 'fp-new' });
+      });
+
+      it('concurrent reservations of one key: exactly one wins', async () => {
+        const scope = { accountId: await newAccountId(), key: name('idem') };
+        const results = await Promise.all(Array.from({ length: 20 }, (_unused, i) => store.idempotency.reserve(scope, `fp-${i}`, NOW, 60_000)));
+        assert.equal(results.filter((result) => result.state === 'reserved').length, 1);
+        assert.equal(results.filter((result) => result.state === 'in_flight').length, 19);
+      });
+
+      it('purges records created before a time and reports how many', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        const account = await fresh.accounts.create({ name: 'purge', plan: 'free', perMinute: null, perDay: null }, NOW);
+        await fresh.idempotency.reserve({ accountId: account.id, key: 'k1' }, 'fp', NOW - 2000, 60_000);
+        await fresh.idempotency.reserve({ accountId: account.id, key: 'k2' }, 'fp', NOW - 1000, 60_000);
+        const pet = await fresh.pets.create({ name: 'kept', categoryId: 1n, status: null }, NOW - 1000, { accountId: account.id, key: 'k2', respond });
+        await fresh.idempotency.reserve({ accountId: account.id, key: 'k3' }, 'fp', NOW, 60_000);
+        assert.equal(await fresh.idempotency.purge(NOW - 1000), 1);
+        assert.equal(await fresh.idempotency.purge(NOW - 1000), 0);
+        assert.deepEqual(await fresh.idempotency.reserve({ accountId: account.id, key: 'k1' }, 'fp', NOW, 60_000), { state: 'reserved' });
+        assert.equal((await fresh.idempotency.reserve({ accountId: account.id, key: 'k2' }, 'fp', NOW, 60_000)).state, 'completed');
+        assert.equal(await fresh.idempotency.purge(NOW + 1), 3);
+        assert.deepEqual(await fresh.pets.get(pet.id), pet, 'purging keys keeps the pets');
+      });
+    });
+
+    it('ping resolves while storage answers', async () => {
+      await store.ping();
+    });
+  });
+}
