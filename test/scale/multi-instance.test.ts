@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { postgresBackend, type Backend } from '../support/backends.ts';
+import { ownRedisServer, redisServerUnavailable, type OwnRedisServer } from '../support/redis-backend.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+
+/**
+ * Three instances of the real server on one PostgreSQL and one Redis (a redis-server of this
+ * test's own, so it can be killed and restarted), as operators run them behind a load balancer.
+ */
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..', '..');
+const postgres: Backend = await postgresBackend();
+const redisMissing = redisServerUnavailable();
+if (redisMissing && process.env.CI === 'true') throw new Error(`${redisMissing}; CI=true, so the multi-instance suite fails instead of being skipped`);
+
+async function cli(databaseUrl: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl },
+  });
+  return stdout;
+}
+
+/** Waits, if needed, so the next few seconds stay inside one UTC minute (the limiter's window). */
+async function awayFromMinuteEdge(seconds: number): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 60_000 - seconds * 1000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
+}
+
+describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? redisMissing }, () => {
+  let redis: OwnRedisServer;
+  let databaseUrl: string;
+  let instances: ServerProcess[] = [];
+
+  before(async () => {
+    redis = await ownRedisServer();
+    await redis.start();
+    databaseUrl = postgres.databaseUrl;
+    // Started together: migrations must be applied exactly once, whoever wins.
+    instances = await Promise.all(
+      [1, 2, 3].map(() => startServerProcess({ DATABASE_URL: databaseUrl, REDIS_URL: redis.url, LOG_LEVEL: 'warn', PG_POOL_SIZE: '4' })),
+    );
+  });
+
+  after(async () => {
+    await Promise.all(instances.map((instance) => instance.kill()));
+    await redis.kill();
+    await postgres.cleanup();
+  });
+
+  async function newKey(plan = 'free'): Promise<{ key: string; account: string }> {
+    const account = `multi-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+    await cli(databaseUrl, 'account', 'create', '--name', account, '--plan', plan);
+    const lines = (await cli(databaseUrl, 'key', 'create', '--account', account)).trim().split('\n');
+    return { key: lines[lines.length - 1] as string, account };
+  }
+
+  test('200 concurrent requests of one free account over three instances admit exactly 60', async () => {
+    const { key } = await newKey();
+    await awayFromMinuteEdge(10);
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, index) =>
+        fetch(`${(instances[index % 3] as ServerProcess).url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }),
+      ),
+    );
+    const statuses = responses.map((response) => response.status);
+    assert.equal(statuses.filter((status) => status === 200).length, 60);
+    assert.equal(statuses.filter((status) => status === 429).length, 140);
+    await Promise.all(responses.map((response) => response.arrayBuffer()));
+  });
+
+  test('a pet created through one instance is read through the others', async () => {
+    const { key } = await newKey('business');
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const created = await fetch(`${instances[0]?.url}/v1/pets`, { method: 'POST', headers, body: '{"name":"Shared","categoryId":9007199254740993}' });
+    assert.equal(created.status, 201);
+    const pet = (await created.text()).match(/"id":(\d+)/)?.[1];
+    for (const instance of instances.slice(1)) {
+      const read = await fetch(`${instance.url}/v1/pets/${pet}`, { headers });
+      assert.equal(read.status, 200);
+      assert.match(await read.text(), /"categoryId":9007199254740993/);
+    }
+  });
+
+  test('a key revoked with the CLI is refused by all three within one second', async () => {
+    const { key, account } = await newKey('business');
+    const headers = { authorization: `Bearer ${key}` };
+    for (const instance of instances) assert.equal((await fetch(`${instance.url}/v1/pets?limit=1`, { headers })).status, 200);
+    const keys = JSON.parse(await cli(databaseUrl, 'key', 'list', '--account', account, '--json')) as Array<{ id: string }>;
+    await cli(databaseUrl, 'key', 'revoke', '--id', (keys[0] as { id: string }).id);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const instance of instances) {
+      const response = await fetch(`${instance.url}/v1/pets?limit=1`, { headers });
+      assert.equal(response.status, 401, `instance ${instance.port} still accepts the revoked key`);
+    }
+  });
+
+  test('Redis killed and restarted mid-run fails no request', async () => {
+    const { key } = await newKey('business');
+    const headers = { authorization: `Bearer ${key}` };
+    const statuses: number[] = [];
+    const burst = async (): Promise<void> => {
+      const responses = await Promise.all(instances.map((instance) => fetch(`${instance.url}/v1/pets?limit=1`, { headers })));
+      for (const response of responses) {
+        statuses.push(response.status);
+        await response.arrayBuffer();
+      }
+    };
+    await burst();
+    await redis.kill();
+    for (let i = 0; i < 5; i += 1) await burst();
+    await redis.start();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    for (let i = 0; i < 5; i += 1) await burst();
+    assert.deepEqual([...new Set(statuses)], [200]);
+    const ready = await fetch(`${instances[0]?.url}/readyz`);
+    assert.equal(ready.status, 200);
+  });
+
+});
