@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { WindowSpec } from '../../src/ratelimit/limiter.ts';
+import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
+import { limiterContract } from './limiter-contract.ts';
+
+limiterContract('MemoryLimiter', async () => {
+  const limiter = new MemoryLimiter();
+  return { limiter, cleanup: () => limiter.close() };
+});
+
+const MINUTE: WindowSpec[] = [{ name: 'minute', limit: 60, seconds: 60 }];
+const BOTH: WindowSpec[] = [
+  { name: 'minute', limit: 2, seconds: 60 },
+  { name: 'day', limit: 1000, seconds: 86_400 },
+];
+const NOW = Date.UTC(2026, 5, 1, 12, 0, 30);
+
+describe('MemoryLimiter: memory bound', () => {
+  it('holds at most maxSubjects per namespace under a flood of 50,000 distinct addresses', async () => {
+    const limiter = new MemoryLimiter({ maxSubjects: 1000 });
+    try {
+      for (let i = 0; i < 50_000; i += 1) {
+        const result = limiter.consumeNow({ subject: `address:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, windows: MINUTE }, NOW);
+        assert.equal(result.allowed, true);
+      }
+      assert.ok(limiter.size() <= 1000, `size ${limiter.size()} exceeds maxSubjects 1000`);
+      assert.ok(limiter.size() >= 900, `size ${limiter.size()}: recent subjects should still be held`);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('drops the least recently used subject, keeping one that is still active', async () => {
+    const limiter = new MemoryLimiter({ maxSubjects: 10 });
+    try {
+      const busy = 'address:192.0.2.1';
+      const large: WindowSpec[] = [{ name: 'minute', limit: 1000, seconds: 60 }];
+      limiter.consumeNow({ subject: busy, windows: large }, NOW);
+      for (let i = 0; i < 100; i += 1) {
+        limiter.consumeNow({ subject: `address:198.51.100.${i}`, windows: MINUTE }, NOW);
+        limiter.consumeNow({ subject: busy, windows: large }, NOW);
+      }
+      assert.ok(limiter.size() <= 10, `size ${limiter.size()}`);
+      const result = limiter.consumeNow({ subject: busy, windows: large, peek: true }, NOW);
+      assert.equal(result.windows[0]?.remaining, 1000 - 101, 'the busy subject kept its count');
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('does not let a flood of addresses evict accounts (namespaces are bounded separately)', async () => {
+    const limiter = new MemoryLimiter({ maxSubjects: 100 });
+    try {
+      const account = { subject: 'account:1', windows: BOTH };
+      limiter.consumeNow(account, NOW);
+      for (let i = 0; i < 5000; i += 1) limiter.consumeNow({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      const second = limiter.consumeNow(account, NOW);
+      assert.equal(second.allowed, true);
+      assert.equal(second.windows[0]?.remaining, 0, 'the account kept its first request');
+      assert.ok(limiter.size() <= 101, `size ${limiter.size()}`);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('sweep(now) drops every idle subject and strike once its windows have ended', async () => {
+    const limiter = new MemoryLimiter();
+    try {
+      for (let i = 0; i < 500; i += 1) limiter.consumeNow({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      for (let i = 0; i < 50; i += 1) {
+        const account = { subject: `account:${i}`, windows: BOTH, strikeSubject: `key:k${i}` };
+        for (let j = 0; j < 4; j += 1) limiter.consumeNow(account, NOW);
+      }
+      assert.equal(limiter.size(), 500 + 50 + 50, 'addresses, accounts and the strikes of 50 keys');
+
+      limiter.sweep(NOW);
+      assert.equal(limiter.size(), 600, 'nothing is idle yet');
+
+      const nextMinute = Date.UTC(2026, 5, 1, 12, 1, 0);
+      limiter.sweep(nextMinute);
+      // Addresses and strikes (blocked by the minute) are gone; accounts still hold a day window.
+      assert.equal(limiter.size(), 50);
+
+      limiter.sweep(Date.UTC(2026, 5, 2));
+      assert.equal(limiter.size(), 0);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('sweeps by itself with the injected time source', async () => {
+    let now = NOW;
+    const limiter = new MemoryLimiter({ sweepEveryMs: 20, now: () => now });
+    try {
+      for (let i = 0; i < 100; i += 1) limiter.consumeNow({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      assert.equal(limiter.size(), 100);
+      now = NOW + 60_000;
+      const deadline = Date.now() + 2000;
+      while (limiter.size() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(limiter.size(), 0);
+    } finally {
+      await limiter.close();
+    }
+  });
+});
