@@ -1,0 +1,382 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { api, assertError, assertMatchesDocument, type ApiClient, type Pet } from './support/openapi-contract.ts';
+import { startTestApp, type TestApp } from './support/test-app.ts';
+
+type Reviver = (this: unknown, key: string, value: unknown) => unknown;
+
+/** Parses pets keeping categoryId exactly, as the source digits (JSON.parse alone rounds past 2^53). */
+function exactPets(text: string): Array<{ id: number; categoryId: string }> {
+  const reviver = function (this: unknown, key: string, value: unknown, context?: { source?: string }): unknown {
+    return key === 'categoryId' && context?.source !== undefined ? context.source : value;
+  };
+  const parsed = JSON.parse(text, reviver as Reviver) as unknown;
+  return (Array.isArray(parsed) ? parsed : [parsed]) as Array<{ id: number; categoryId: string }>;
+}
+
+/** Every pet, following next links. */
+async function allPets(client: ApiClient, query = ''): Promise<{ pets: Pet[]; texts: string[] }> {
+  const pets: Pet[] = [];
+  const texts: string[] = [];
+  let path: string | undefined = `/v1/pets?limit=100${query}`;
+  while (path !== undefined) {
+    const page = await client.get(path);
+    assert.equal(page.status, 200, page.text);
+    pets.push(...page.json<Pet[]>());
+    texts.push(page.text);
+    const link = page.headers.get('link');
+    path = link === null ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1];
+  }
+  return { pets, texts };
+}
+
+describe('POST /v1/pets', () => {
+  let app: TestApp;
+  let client: ApiClient;
+
+  before(async () => {
+    app = await startTestApp();
+    const { key } = await app.newKey({ plan: 'business' });
+    client = api(app, key);
+  });
+  after(() => app.close());
+
+  it('answers 201 with the pet and a Location that serves it', async () => {
+    const response = await client.post('/v1/pets', { name: 'Rex', categoryId: 3, status: 'pending' });
+    assert.equal(response.status, 201, response.text);
+    const pet = response.json<Pet>();
+    assert.ok(Number.isSafeInteger(pet.id) && pet.id > 0);
+    assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 3, status: 'pending' });
+    const location = response.headers.get('location');
+    assert.ok(location, 'Location header');
+    const locationUrl = new URL(location, app.url);
+    assert.equal(locationUrl.pathname, `/v1/pets/${pet.id}`);
+    const fetched = await client.get(locationUrl.pathname);
+    assert.equal(fetched.status, 200);
+    assert.deepEqual(fetched.json<Pet>(), pet);
+  });
+
+  it('assigns increasing ids', async () => {
+    const first = (await client.post('/v1/pets', { name: 'a', categoryId: 1 })).json<Pet>();
+    const second = (await client.post('/v1/pets', { name: 'b', categoryId: 1 })).json<Pet>();
+    assert.ok(second.id > first.id);
+  });
+
+  it('leaves status absent when omitted, and no status filter matches the pet', async () => {
+    const response = await client.post('/v1/pets', { name: 'NoStatus', categoryId: 11 });
+    assert.equal(response.status, 201, response.text);
+    assert.doesNotMatch(response.text, /status/, 'no status field, not even null');
+    const pet = response.json<Pet>();
+    assert.deepEqual(Object.keys(pet).sort(), ['categoryId', 'id', 'name']);
+    const fetched = await client.get(`/v1/pets/${pet.id}`);
+    assert.doesNotMatch(fetched.text, /status/);
+    const listed = (await allPets(client)).pets.find((candidate) => candidate.id === pet.id);
+    assert.deepEqual(listed, { id: pet.id, name: 'NoStatus', categoryId: 11 });
+    for (const status of ['available', 'pending', 'sold']) {
+      const filtered = await allPets(client, `&status=${status}`);
+      assert.ok(!filtered.pets.some((candidate) => candidate.id === pet.id), `status=${status} must not match a pet without status`);
+      assert.ok(filtered.pets.every((candidate) => candidate.status === status));
+    }
+  });
+
+  it('accepts each status value and names of 1 and 200 characters', async () => {
+    for (const status of ['available', 'pending', 'sold'] as const) {
+      const response = await client.post('/v1/pets', { name: `s-${status}`, categoryId: 1, status });
+      assert.equal(response.status, 201, response.text);
+      assert.equal(response.json<Pet>().status, status);
+    }
+    for (const name of ['x', 'y'.repeat(200), 'Émile 🐕 the dog', 'a "quoted" \\ name']) {
+      const response = await client.post('/v1/pets', { name, categoryId: 1 });
+      assert.equal(response.status, 201, response.text);
+      assert.equal(response.json<Pet>().name, name);
+    }
+  });
+
+  const invalidBodies: Array<[label: string, body: string, field: string]> = [
+    ['missing name', '{"categoryId":1}', 'name'],
+    ['missing categoryId', '{"name":"x"}', 'categoryId'],
+    ['an id', '{"id":5,"name":"x","categoryId":1}', 'id'],
+    ['an unknown field', '{"name":"x","categoryId":1,"color":"red"}', 'color'],
+    ['a __proto__ field', '{"__proto__":{"isAdmin":true},"name":"x","categoryId":1}', '__proto__'],
+    ['a numeric name', '{"name":5,"categoryId":1}', 'name'],
+    ['a null name', '{"name":null,"categoryId":1}', 'name'],
+    ['an array name', '{"name":["x"],"categoryId":1}', 'name'],
+    ['a string categoryId', '{"name":"x","categoryId":"1"}', 'categoryId'],
+    ['a fractional categoryId', '{"name":"x","categoryId":1.5}', 'categoryId'],
+    ['a boolean categoryId', '{"name":"x","categoryId":true}', 'categoryId'],
+    ['a null categoryId', '{"name":"x","categoryId":null}', 'categoryId'],
+    ['an empty name', '{"name":"","categoryId":1}', 'name'],
+    ['a name of 201 characters', JSON.stringify({ name: 'n'.repeat(201), categoryId: 1 }), 'name'],
+    ['a name with U+0001', JSON.stringify({ name: 'a\u0001b', categoryId: 1 }), 'name'],
+    ['a name with a newline', JSON.stringify({ name: 'a\nb', categoryId: 1 }), 'name'],
+    ['a name with a tab', JSON.stringify({ name: 'a\tb', categoryId: 1 }), 'name'],
+    ['a name with NUL', JSON.stringify({ name: 'a\u0000b', categoryId: 1 }), 'name'],
+    ['a name with DEL', JSON.stringify({ name: 'a\u007fb', categoryId: 1 }), 'name'],
+    ['a name with a C1 control', JSON.stringify({ name: 'a\u0085b', categoryId: 1 }), 'name'],
+    ['a status not in the enum', '{"name":"x","categoryId":1,"status":"lost"}', 'status'],
+    ['a status in capitals', '{"name":"x","categoryId":1,"status":"SOLD"}', 'status'],
+    ['a null status', '{"name":"x","categoryId":1,"status":null}', 'status'],
+    ['a numeric status', '{"name":"x","categoryId":1,"status":1}', 'status'],
+    ['categoryId 2^63', '{"name":"x","categoryId":9223372036854775808}', 'categoryId'],
+    ['categoryId below -2^63', '{"name":"x","categoryId":-9223372036854775809}', 'categoryId'],
+    ['categoryId 1e30', '{"name":"x","categoryId":1e30}', 'categoryId'],
+    ['categoryId 1e300', '{"name":"x","categoryId":1e300}', 'categoryId'],
+  ];
+  for (const [label, body, field] of invalidBodies) {
+    it(`refuses a body with ${label} with 400 invalid_body naming '${field}'`, async () => {
+      assertError(await client.post('/v1/pets', body), 400, 'invalid_body', `'${field}'`);
+    });
+  }
+
+  for (const [label, body] of [
+    ['an array', '[]'],
+    ['an array of a valid pet', '[{"name":"x","categoryId":1}]'],
+    ['null', 'null'],
+    ['a string', '"pet"'],
+    ['a number', '42'],
+    ['true', 'true'],
+  ] as const) {
+    it(`refuses ${label} as body with 400 invalid_body`, async () => {
+      assertError(await client.post('/v1/pets', body), 400, 'invalid_body', 'object');
+    });
+  }
+
+  it('creates no pet for any refused body', async () => {
+    const before = (await allPets(client)).pets.length;
+    for (const [, body] of invalidBodies) assert.equal((await client.post('/v1/pets', body)).status, 400);
+    assert.equal((await allPets(client)).pets.length, before);
+  });
+
+  it('keeps categoryId exactly, digit for digit, beyond 2^53 and at the int64 bounds', async () => {
+    for (const digits of ['9007199254740993', '9223372036854775807', '-9223372036854775808', '-9007199254740993', '0', '-1', '9007199254740991']) {
+      const response = await client.post('/v1/pets', `{"name":"exact-${digits}","categoryId":${digits}}`);
+      assert.equal(response.status, 201, response.text);
+      assert.ok(response.text.includes(`"categoryId":${digits}`), `201 body ${response.text} must carry ${digits}`);
+      const [created] = exactPets(response.text);
+      assert.ok(created);
+      assert.equal(created.categoryId, digits);
+
+      const one = await client.get(`/v1/pets/${created.id}`);
+      assert.equal(one.status, 200);
+      assert.equal(exactPets(one.text)[0]?.categoryId, digits, `GET one: ${one.text}`);
+
+      const { texts } = await allPets(client);
+      const listed = texts.flatMap(exactPets).find((pet) => pet.id === created.id);
+      assert.equal(listed?.categoryId, digits, 'GET list keeps the digits');
+    }
+    // The check above is meaningful: JSON.parse would have changed these digits.
+    assert.notEqual(String(JSON.parse('9007199254740993')), '9007199254740993');
+  });
+
+  it(
+    'refuses a name that is not well-formed Unicode, or keeps it exactly',
+    { todo: 'src bug: POST {"name":"\\ud800x",…} answers 201 with name "\\ud800x" but the stored pet (GET) has "\\ufffdx"' },
+    async () => {
+      const response = await client.post('/v1/pets', '{"name":"\\ud800x","categoryId":1}');
+      if (response.status === 400) {
+        assertError(response, 400, 'invalid_body', 'name');
+        return;
+      }
+      assert.equal(response.status, 201);
+      const fetched = await client.get(`/v1/pets/${response.json<Pet>().id}`);
+      assert.equal(fetched.json<Pet>().name, response.json<Pet>().name, 'the 201 body describes what was stored');
+    },
+  );
+
+  it(
+    'refuses a body that is not valid UTF-8 with 400 invalid_json',
+    { todo: 'src: bytes FF FE C3 28 inside a JSON string are silently replaced by U+FFFD and the pet is created (201)' },
+    async () => {
+      const body = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('","categoryId":1}')]);
+      const response = await fetch(`${app.url}/v1/pets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${(await app.newKey()).key}`, 'content-type': 'application/json' },
+        body,
+      });
+      assertError({ status: response.status, text: await response.text() }, 400, 'invalid_json');
+    },
+  );
+
+  for (const [label, body] of [
+    ['an unterminated object', '{"name":"x","categoryId":1'],
+    ['a bare word', '{bad'],
+    ['a trailing comma', '{"name":"x","categoryId":1,}'],
+    ['single quotes', "{'name':'x','categoryId':1}"],
+    ['NaN', '{"name":"x","categoryId":NaN}'],
+    ['two documents', '{"name":"x","categoryId":1}{"name":"y","categoryId":2}'],
+  ] as const) {
+    it(`refuses malformed JSON (${label}) with 400 invalid_json`, async () => {
+      assertError(await client.post('/v1/pets', body), 400, 'invalid_json');
+    });
+  }
+
+  it('refuses an empty or blank body sent as application/json with 400 invalid_json', async () => {
+    assertError(await client.post('/v1/pets', ''), 400, 'invalid_json');
+    assertError(await client.post('/v1/pets', '  \n '), 400, 'invalid_json');
+  });
+
+  it('accepts application/json with parameters and in any case', async () => {
+    for (const contentType of ['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8']) {
+      const response = await client.post('/v1/pets', { name: 'ct', categoryId: 1 }, { headers: { 'content-type': contentType } });
+      assert.equal(response.status, 201, `${contentType}: ${response.text}`);
+    }
+  });
+
+  it('refuses a body that is not application/json with 415 unsupported_media_type', async () => {
+    const body = JSON.stringify({ name: 'x', categoryId: 1 });
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'text/json']) {
+      assertError(await client.post('/v1/pets', body, { headers: { 'content-type': contentType } }), 415, 'unsupported_media_type');
+    }
+    // No Content-Type at all (a binary body makes fetch send none).
+    const response = await fetch(`${app.url}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${(await app.newKey()).key}` },
+      body: new TextEncoder().encode(body),
+    });
+    const text = await response.text();
+    assertMatchesDocument(await client.contract(), 'POST', '/v1/pets', { status: response.status, headers: response.headers, bodyText: text });
+    assertError({ status: response.status, text }, 415, 'unsupported_media_type');
+  });
+
+  it('refuses a body over 16 KiB with 413 payload_too_large and accepts exactly 16 KiB', async () => {
+    const exact = JSON.stringify({ name: 'big', categoryId: 1 }).padEnd(16 * 1024, ' ');
+    assert.equal(Buffer.byteLength(exact), 16384);
+    assert.equal((await client.post('/v1/pets', exact)).status, 201);
+    assertError(await client.post('/v1/pets', `${exact} `), 413, 'payload_too_large');
+    assertError(await client.post('/v1/pets', JSON.stringify({ name: 'big', categoryId: 1, pad: 'x'.repeat(100_000) })), 413, 'payload_too_large');
+  });
+
+  it('refuses a chunked body (no Content-Length) over 16 KiB with 413', async () => {
+    const chunk = new TextEncoder().encode(' '.repeat(4096));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 10) {
+          controller.enqueue(new TextEncoder().encode('{"name":"x","categoryId":1}'));
+          controller.close();
+          return;
+        }
+        sent += 1;
+        controller.enqueue(chunk);
+      },
+    });
+    const { key } = await app.newKey();
+    const init: RequestInit & { duplex: 'half' } = {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    };
+    const response = await fetch(`${app.url}/v1/pets`, init);
+    const text = await response.text();
+    assertMatchesDocument(await api(app).contract(), 'POST', '/v1/pets', { status: response.status, headers: response.headers, bodyText: text });
+    assertError({ status: response.status, text }, 413, 'payload_too_large');
+  });
+});
+
+describe('POST /v1/pets with Idempotency-Key', () => {
+  let app: TestApp;
+
+  before(async () => {
+    app = await startTestApp();
+  });
+  after(() => app.close());
+
+  async function countNamed(client: ApiClient, name: string): Promise<number> {
+    return (await allPets(client)).pets.filter((pet) => pet.name === name).length;
+  }
+
+  it('returns the first response again for the same key and body, creating no second pet', async () => {
+    const client = api(app, (await app.newKey()).key);
+    const name = `idem-${randomUUID()}`;
+    const headers = { 'idempotency-key': randomUUID() };
+    const first = await client.post('/v1/pets', { name, categoryId: 5, status: 'sold' }, { headers });
+    assert.equal(first.status, 201, first.text);
+    const second = await client.post('/v1/pets', { name, categoryId: 5, status: 'sold' }, { headers });
+    assert.equal(second.status, 201);
+    assert.equal(second.text, first.text);
+    assert.equal(second.headers.get('location'), first.headers.get('location'));
+    // Same JSON value written differently is the same request.
+    const reordered = await client.post('/v1/pets', `{ "status": "sold", "categoryId": 5, "name": ${JSON.stringify(name)} }`, { headers });
+    assert.equal(reordered.status, 201);
+    assert.equal(reordered.text, first.text);
+    assert.equal(await countNamed(client, name), 1);
+  });
+
+  it('replays a large categoryId with its exact digits', async () => {
+    const client = api(app, (await app.newKey()).key);
+    const headers = { 'idempotency-key': randomUUID() };
+    const body = '{"name":"idem-big","categoryId":-9223372036854775808}';
+    const first = await client.post('/v1/pets', body, { headers });
+    const second = await client.post('/v1/pets', body, { headers });
+    assert.equal(first.status, 201);
+    assert.equal(second.text, first.text);
+    assert.ok(second.text.includes('"categoryId":-9223372036854775808'));
+  });
+
+  it('refuses the same key with a different body with 422 idempotency_conflict, and still replays the first', async () => {
+    const client = api(app, (await app.newKey()).key);
+    const name = `idem-${randomUUID()}`;
+    const headers = { 'idempotency-key': `key-${randomUUID()}` };
+    const first = await client.post('/v1/pets', { name, categoryId: 1 }, { headers });
+    assert.equal(first.status, 201);
+    for (const other of [{ name, categoryId: 2 }, { name: `${name}-2`, categoryId: 1 }, { name, categoryId: 1, status: 'available' }]) {
+      assertError(await client.post('/v1/pets', other, { headers }), 422, 'idempotency_conflict');
+    }
+    const again = await client.post('/v1/pets', { name, categoryId: 1 }, { headers });
+    assert.equal(again.status, 201);
+    assert.equal(again.text, first.text);
+    assert.equal(await countNamed(client, name), 1);
+    assert.equal(await countNamed(client, `${name}-2`), 0);
+  });
+
+  it('scopes keys to the account: another account with the same key gets its own pet', async () => {
+    const alice = api(app, (await app.newKey()).key);
+    const bob = api(app, (await app.newKey()).key);
+    const name = `idem-${randomUUID()}`;
+    const headers = { 'idempotency-key': `shared-${randomUUID()}` };
+    const fromAlice = await alice.post('/v1/pets', { name, categoryId: 1 }, { headers });
+    const fromBob = await bob.post('/v1/pets', { name, categoryId: 1 }, { headers });
+    assert.equal(fromAlice.status, 201);
+    assert.equal(fromBob.status, 201);
+    assert.notEqual(fromBob.json<Pet>().id, fromAlice.json<Pet>().id);
+    assert.equal(fromBob.headers.get('idempotent-replayed'), null);
+    // A different body under the same key is no conflict across accounts either.
+    const bobOther = await bob.post('/v1/pets', { name, categoryId: 2 }, { headers: { 'idempotency-key': `other-${randomUUID()}` } });
+    assert.equal(bobOther.status, 201);
+    assert.equal(await countNamed(alice, name), 3);
+  });
+
+  it('shares the key across keys of the same account', async () => {
+    const first = await app.newKey();
+    const second = await app.services.accounts.createKey(first.account);
+    const name = `idem-${randomUUID()}`;
+    const headers = { 'idempotency-key': randomUUID() };
+    const one = await api(app, first.key).post('/v1/pets', { name, categoryId: 1 }, { headers });
+    const two = await api(app, second.key).post('/v1/pets', { name, categoryId: 1 }, { headers });
+    assert.equal(two.status, 201);
+    assert.equal(two.text, one.text);
+  });
+
+  it('creates exactly one pet when the same key and body are sent concurrently', async () => {
+    const client = api(app, (await app.newKey()).key);
+    const name = `idem-${randomUUID()}`;
+    const headers = { 'idempotency-key': randomUUID() };
+    const responses = await Promise.all(Array.from({ length: 10 }, () => client.post('/v1/pets', { name, categoryId: 1 }, { headers })));
+    const created = responses.filter((response) => response.status === 201);
+    for (const response of responses) {
+      if (response.status !== 201) assertError(response, 409, 'idempotency_in_flight');
+    }
+    assert.ok(created.length >= 1);
+    assert.equal(new Set(created.map((response) => response.text)).size, 1, 'every 201 is the same pet');
+    assert.equal(await countNamed(client, name), 1);
+  });
+
+  it('refuses a malformed Idempotency-Key with 400 naming the header', async () => {
+    const client = api(app, (await app.newKey()).key);
+    for (const key of ['has space', 'x'.repeat(256), 'tab\there']) {
+      assertError(await client.post('/v1/pets', { name: 'x', categoryId: 1 }, { headers: { 'idempotency-key': key } }), 400, 'invalid_body', 'idempotency-key');
+    }
+  });
+});
