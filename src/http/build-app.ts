@@ -1,9 +1,10 @@
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { DomainError } from '../errors.ts';
 import { sharedSchemas } from '../pets/pet-schemas.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import { authenticationHook, refuseUnauthenticated, type AfterAuthentication } from './auth-hook.ts';
@@ -83,9 +84,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   for (const schema of sharedSchemas) app.addSchema(schema);
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+        throw new DomainError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the JSON uncompressed`);
+      }
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -126,14 +131,20 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
   for (const [url, allowed] of Object.entries(KNOWN_PATHS)) {
     const others = ALL_METHODS.filter((method) => !allowed.includes(method));
     const allow = allowed.join(', ');
+    const answer = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+      reply.header('allow', allow);
+      return sendError(reply, 'method_not_allowed', `${request.method} is not allowed on ${url.replace(':petId', '{petId}')}; allowed: ${allow}`);
+    };
     app.route({
       method: others,
       url,
       schema: { hide: true },
-      handler: (request, reply) => {
-        reply.header('allow', allow);
-        return sendError(reply, 'method_not_allowed', `${request.method} is not allowed on ${url.replace(':petId', '{petId}')}; allowed: ${allow}`);
+      // Answered after authentication and limits but before the body is read: its body is irrelevant.
+      onRequest: (request, reply, done) => {
+        if (!reply.sent) answer(request, reply);
+        else done();
       },
+      handler: answer,
     });
   }
 }

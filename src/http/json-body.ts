@@ -16,31 +16,46 @@ interface ReviverContext {
 
 function keepExactIntegers(this: unknown, key: string, value: unknown, context?: ReviverContext): unknown {
   if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && typeof this === 'object' && this !== null) {
-    let digits = exactDigits.get(this);
-    if (!digits) {
-      digits = new Map();
-      exactDigits.set(this, digits);
-    }
-    digits.set(key, context.source);
+    rememberExactDigits(this, key, context.source);
   }
   return value;
 }
 
 type Reviver = (this: unknown, key: string, value: unknown) => unknown;
 
-export function parseJsonBody(text: string): unknown {
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+export function parseJsonBody(body: Buffer): unknown {
+  let text: string;
+  try {
+    text = strictUtf8.decode(body);
+  } catch {
+    throw new ValidationError('invalid_json', 'the request body is not valid UTF-8');
+  }
   if (text.trim() === '') throw new ValidationError('invalid_json', 'the request body is empty; send a JSON object');
   try {
     return JSON.parse(text, keepExactIntegers as Reviver);
   } catch (error) {
+    if (error instanceof RangeError) throw new ValidationError('invalid_json', 'the request body is nested too deeply');
     const detail = error instanceof SyntaxError ? error.message : 'unreadable';
     throw new ValidationError('invalid_json', `the request body is not valid JSON: ${detail}`);
   }
 }
 
+/** Keeps the exact digits of an integer parameter that a JS number would round (query and path values). */
+export function rememberExactDigits(holder: object, key: string, digits: string): void {
+  let kept = exactDigits.get(holder);
+  if (!kept) {
+    kept = new Map();
+    exactDigits.set(holder, kept);
+  }
+  kept.set(key, digits);
+}
+
 /**
  * The exact int64 value of `holder[field]`, which validation already found to be an integer.
  * Throws invalid_body when it lies outside int64 or was written in a form that loses digits.
+ * Also serves path and query integers remembered by the validator.
  */
 export function exactInteger(holder: object, field: string, value: number): bigint {
   if (Number.isSafeInteger(value)) return BigInt(value);

@@ -136,7 +136,7 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
       },
     },
     async (request, reply) => {
-      const pet = await pets.get(request.params.petId);
+      const pet = await pets.get(exactInteger(request.params, 'petId', request.params.petId));
       return reply.type(JSON_TYPE).send(petToJson(pet));
     },
   );

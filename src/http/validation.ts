@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ValidationError } from '../errors.ts';
+import { rememberExactDigits } from './json-body.ts';
 
 /**
  * Request validation with the route schemas (src/pets/pet-schemas.ts), stricter than Fastify's
@@ -58,7 +59,10 @@ function normaliseTextParameters(root: SchemaNode, values: Record<string, unknow
     if (Array.isArray(value)) return new ValidationError('invalid_query', `query parameter '${name}' is repeated; send it once`);
     if (schema.type === 'integer' && typeof value === 'string' && DECIMAL.test(value)) {
       const exact = BigInt(value);
-      if (exact >= INT64_MIN && exact <= INT64_MAX) values[name] = Number(value);
+      if (exact >= INT64_MIN && exact <= INT64_MAX) {
+        values[name] = Number(value);
+        if (!Number.isSafeInteger(values[name])) rememberExactDigits(values, name, value);
+      }
     }
   }
   return undefined;

@@ -17,9 +17,10 @@ const Int64 = (description: string) =>
 const PetName = Type.String({
   minLength: 1,
   maxLength: 200,
-  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]*$',
+  // Unicode-mode pattern: also refuses lone surrogates, which storage would turn into U+FFFD.
+  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]*$',
   description: 'The animal\'s name: 1 to 200 characters, no control characters.',
-  'x-expectation': 'a string of 1 to 200 characters without control characters',
+  'x-expectation': 'a string of 1 to 200 characters without control characters or lone surrogates',
 });
 
 export const NewPetSchema = Type.Object(

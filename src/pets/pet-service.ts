@@ -80,14 +80,14 @@ export class PetService {
   }
 
   /** The deprecated getPet: gone from the sunset instant on. */
-  async get(id: number): Promise<PetRecord> {
+  async get(id: bigint): Promise<PetRecord> {
     if (this.clock.now() >= this.deprecation.sunsetAt.getTime()) {
       throw new GoneError(
         `GET /v1/pets/{petId} was removed on ${this.deprecation.sunsetAt.toUTCString()}; use GET /v1/pets with the status filter`,
       );
     }
     // Ids are assigned sequentially from 1, so one past 2^53 cannot exist.
-    const pet = id >= 1 && Number.isSafeInteger(id) ? await this.store.pets.get(id) : undefined;
+    const pet = id >= 1n && id <= BigInt(Number.MAX_SAFE_INTEGER) ? await this.store.pets.get(Number(id)) : undefined;
     if (!pet) throw new NotFoundError(`no pet with id ${id}`);
     return pet;
   }

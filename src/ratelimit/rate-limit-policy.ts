@@ -61,7 +61,9 @@ export class RateLimitPolicy {
     const result = await this.limiter.consume({ subject, windows, strikeSubject }, now);
     if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now) };
     // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
-    if (result.strikes > this.options.ban.threshold + 1) {
+    // Strikes are counted atomically, so exactly one request (on any instance) sees the crossing
+    // and writes the ban; the rest of a burst in flight meanwhile are refused as rate_limited.
+    if (result.strikes === this.options.ban.threshold + 2) {
       const until = await this.ban(principal.keyId, now);
       await this.limiter.clearStrikes(strikeSubject);
       return this.banned(result, until, now);

@@ -708,7 +708,6 @@ describe('rate limits over HTTP: bans with a storage round-trip', () => {
   // like SQLite. Simulate it: every ban-store call takes 5 ms. One burst is one offence.
   it(
     'records one ban for one burst and escalates only on a later offence',
-    { todo: 'src/ratelimit/rate-limit-policy.ts bans once per refused request past the threshold while the first ban is being written' },
     async () => {
       const clock = new ManualClock(MID);
       const app = await startTestApp({ clock });
@@ -744,7 +743,6 @@ describe('rate limits over HTTP: bans with Redis counters (shared by instances)'
   // No simulated latency here: the real RedisLimiter over a real Redis, SQLite for bans.
   it(
     'records one ban of 900 s for one burst of 200 concurrent requests',
-    { todo: 'src/ratelimit/rate-limit-policy.ts bans once per refused request past the threshold while the first ban is being written' },
     async (t) => {
       const redis = await redisBackend();
       if (redis.skip !== undefined) {
