@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../../src/auth/api-key.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
 import { redisBackend } from '../support/redis-backend.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { startTestApp, TEST_BACKEND, type TestApp } from '../support/test-app.ts';
 
 /**
  * Rate limits through the real HTTP app (decisions.md, "Rate limits"): per-account minute and day
@@ -552,13 +551,7 @@ describe('rate limits over HTTP: headers on 500', () => {
     try {
       const { key } = await app.newKey({ plan: 'free' });
       assert.equal((await call(app, '/v1/pets', { key })).status, 200);
-      const path = app.services.config.databaseUrl.slice('sqlite:'.length);
-      const other = new DatabaseSync(path);
-      try {
-        other.exec('PRAGMA busy_timeout = 5000; ALTER TABLE pets RENAME TO pets_moved_away');
-      } finally {
-        other.close();
-      }
+      await app.execute('ALTER TABLE pets RENAME TO pets_moved_away');
       assertInternalError(await call(app, '/v1/pets', { key }));
     } finally {
       await app.close();
@@ -632,8 +625,12 @@ describe('rate limits over HTTP: temporary bans', () => {
     const answers = await Promise.all(Array.from({ length: 200 }, () => call(app, '/v1/pets', { key })));
     const codes = answers.filter((answer) => answer.status === 429).map((answer) => errorOf(answer).code);
     assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
-    assert.equal(codes.filter((code) => code === 'rate_limited').length, 11);
-    assert.equal(codes.filter((code) => code === 'key_banned').length, 129);
+    // In memory the ban lands at once: exactly 11 refusals before it. With Redis, requests already
+    // in flight while the ban is written are still refused as rate_limited, so at least 11.
+    const limited = codes.filter((code) => code === 'rate_limited').length;
+    if (TEST_BACKEND === 'sqlite') assert.equal(limited, 11);
+    else assert.ok(limited >= 11, `${limited} rate_limited`);
+    assert.equal(codes.filter((code) => code === 'key_banned').length, 140 - limited);
     for (const answer of answers.filter((candidate) => candidate.status === 429)) {
       const banned = errorOf(answer).code === 'key_banned';
       assert.equal(retryAfterOf(answer), banned ? 900 : 30);
@@ -956,7 +953,7 @@ describe('rate limits over HTTP: memory stays bounded under a flood of bad keys'
     assert.ok(verifier.size() > 0);
   });
 
-  it('creates no per-key limiter state for 2,000 requests with distinct bad keys from one address', async () => {
+  it('creates no per-key limiter state for 2,000 requests with distinct bad keys from one address', { skip: TEST_BACKEND === 'sqlite' ? false : 'about the in-memory limiter' }, async () => {
     const limiter = app.services.limiter;
     assert.ok(limiter instanceof MemoryLimiter, 'the default limiter is the in-memory one');
     const before = limiter.size();
