@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { postgresBackend, type Backend } from '../support/backends.ts';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
+
+/** PostgreSQL going away under a running instance: 503 within the timeout, /readyz fails, recovery. */
+const postgres: Backend = await postgresBackend();
+const TIMEOUT_MS = 500;
+
+describe('PostgreSQL unreachable', { skip: postgres.skip }, () => {
+  let proxy: TcpProxy;
+  let app: TestApp;
+  let headers: Record<string, string>;
+
+  before(async () => {
+    proxy = await startTcpProxy(5432);
+    const direct = await postgres.freshDatabaseUrl();
+    const throughProxy = direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
+    app = await startTestApp({ env: { DATABASE_URL: throughProxy, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), KEY_CACHE_TTL_MS: '0' } });
+    const { key } = await app.newKey({ plan: 'business' });
+    headers = { authorization: `Bearer ${key}` };
+  });
+
+  after(async () => {
+    await app.close();
+    await proxy.close();
+    await postgres.cleanup();
+  });
+
+  async function expectUnavailable(): Promise<void> {
+    const started = performance.now();
+    const response = await fetch(`${app.url}/v1/pets`, { headers });
+    const elapsed = performance.now() - started;
+    assert.equal(response.status, 503);
+    const body = (await response.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status']);
+    assert.equal(body.code, 'service_unavailable');
+    assert.ok(elapsed < TIMEOUT_MS * 3 + 500, `answered after ${Math.round(elapsed)} ms`);
+    assert.equal((await fetch(`${app.url}/readyz`)).status, 503);
+  }
+
+  async function expectRecovered(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const response = await fetch(`${app.url}/v1/pets`, { headers });
+      if (response.status === 200) break;
+      assert.ok(Date.now() < deadline, `still ${response.status} after PostgreSQL came back`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal((await fetch(`${app.url}/readyz`)).status, 200);
+  }
+
+  test('refused connections: 503 service_unavailable at once, then recovery by itself', async () => {
+    assert.equal((await fetch(`${app.url}/v1/pets`, { headers })).status, 200);
+    await proxy.refuse();
+    await expectUnavailable();
+    proxy.forward();
+    await expectRecovered();
+  });
+
+  test('a silent network: 503 within the storage timeout, never a hang, then recovery', async () => {
+    proxy.blackhole();
+    await expectUnavailable();
+    proxy.forward();
+    await expectRecovered();
+  });
+});
