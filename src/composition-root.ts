@@ -1,3 +1,4 @@
+import { pino, type Logger } from 'pino';
 import { AccountService } from './auth/account-service.ts';
 import { KeyVerifier } from './auth/key-verifier.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -27,20 +28,13 @@ export interface ServiceOptions {
   readonly clock?: Clock;
   /** Process metrics (CPU, heap) only make sense once per process. */
   readonly collectProcessMetrics?: boolean;
-  /** Where the services' own log lines go; default: one pino-style JSON line on stderr, honouring LOG_LEVEL. */
-  readonly log?: ServiceLog;
+  /** The process logger; default: pino JSON lines on stdout at LOG_LEVEL. */
+  readonly logger?: Logger;
 }
 
-export type ServiceLog = (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
-
-const LOG_LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
-
-function jsonLineLog(logLevel: string): ServiceLog {
-  const threshold = LOG_LEVELS[logLevel] ?? 30;
-  return (level, message, fields) => {
-    const value = LOG_LEVELS[level] ?? 30;
-    if (value >= threshold) process.stderr.write(`${JSON.stringify({ level: value, time: Date.now(), ...fields, msg: message })}\n`);
-  };
+/** One logger for the app and the services, so every line has the same shape and redaction. */
+export function createLogger(level: string): Logger {
+  return pino({ level, redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' } });
 }
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
@@ -50,7 +44,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const accounts = new AccountService(store, clock);
-  const log = options.log ?? jsonLineLog(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel);
   const redis =
     config.redisUrl === undefined
       ? undefined
@@ -60,9 +54,9 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
           fallback: new MemoryLimiter({ now: () => clock.now() }),
           onFallback: (error, notice) => {
             metrics.limiterFallbacks.inc();
-            if (notice.log) log('warn', 'Redis unreachable: rate limits are counted per instance', { err: error.message, suppressed: notice.suppressed });
+            if (notice.log) logger.warn({ err: error.message, suppressed: notice.suppressed }, 'Redis unreachable: rate limits are counted per instance');
           },
-          onRecovered: () => log('info', 'Redis reachable again: rate limits are shared'),
+          onRecovered: () => logger.info('Redis reachable again: rate limits are shared'),
         });
   const limiter: RateLimiter = redis ?? new MemoryLimiter({ now: () => clock.now() });
   const policy = new RateLimitPolicy(limiter, store.bans, clock, {
@@ -85,6 +79,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     metrics,
     readiness,
     limiter,
+    logger,
     limits: limitsStep(policy),
     async close() {
       clearInterval(purgeTimer);

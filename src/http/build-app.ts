@@ -1,5 +1,5 @@
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, } from 'fastify';
 import type { Socket } from 'node:net';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
 import type { Clock } from '../clock.ts';
@@ -26,8 +26,8 @@ export interface AppDependencies {
   readonly readiness: readonly ReadinessCheck[];
   /** The per-request limits step after authentication; without it, requests are only authenticated. */
   readonly limits?: AfterAuthentication;
-  /** A pino-compatible logger configuration; defaults to the configured level on stdout. */
-  readonly logger?: FastifyServerOptions['logger'];
+  /** The process logger (pino); requests log through child loggers of it. */
+  readonly logger: FastifyBaseLogger;
 }
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -58,7 +58,7 @@ const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' } },
+    loggerInstance: deps.logger,
     // One access-log line per request, written in onResponse, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
