@@ -1,0 +1,111 @@
+import type { RunFigures } from './measure.ts';
+import type { Scenario } from './scenarios.ts';
+
+export interface TargetSummary {
+  /** Medians over the rounds. */
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly targetCpuPercent: number | undefined;
+  readonly loadGeneratorCpuPercent: number;
+  /** Highest CPU use by anything else during any run, in % of one core: a noisy neighbour shows here. */
+  readonly maxOtherCpuPercent: number | undefined;
+  readonly runs: readonly RunFigures[];
+}
+
+export type Verdict = 'PASS' | 'BELOW';
+
+export interface ScenarioSummary {
+  readonly name: string;
+  readonly title: string;
+  readonly service: TargetSummary;
+  readonly bare: TargetSummary;
+  /** Median service req/s over median bare req/s. */
+  readonly ratio: number;
+  readonly target: number;
+  readonly verdict: Verdict;
+  /** Body size in bytes of the service's answer, which the bare server's answer matches. */
+  readonly responseBytes: number;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+function maxOf(values: ReadonlyArray<number | undefined>): number | undefined {
+  const known = values.filter((value): value is number => value !== undefined);
+  return known.length === 0 ? undefined : Math.max(...known);
+}
+
+export function summarizeTarget(runs: readonly RunFigures[]): TargetSummary {
+  const cpu = runs.map((run) => run.targetCpuPercent).filter((value): value is number => value !== undefined);
+  return {
+    requestsPerSecond: median(runs.map((run) => run.requestsPerSecond)),
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    targetCpuPercent: cpu.length === runs.length ? median(cpu) : undefined,
+    loadGeneratorCpuPercent: median(runs.map((run) => run.loadGeneratorCpuPercent)),
+    maxOtherCpuPercent: maxOf(runs.map((run) => run.otherCpuPercent)),
+    runs,
+  };
+}
+
+export function summarizeScenario(scenario: Scenario, responseBytes: number, service: readonly RunFigures[], bare: readonly RunFigures[]): ScenarioSummary {
+  const serviceSummary = summarizeTarget(service);
+  const bareSummary = summarizeTarget(bare);
+  const ratio = serviceSummary.requestsPerSecond / bareSummary.requestsPerSecond;
+  return {
+    name: scenario.name,
+    title: scenario.title,
+    service: serviceSummary,
+    bare: bareSummary,
+    ratio,
+    target: scenario.target,
+    verdict: ratio >= scenario.target ? 'PASS' : 'BELOW',
+    responseBytes,
+  };
+}
+
+const round = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const percent = (value: number | undefined): string => (value === undefined ? 'n/a' : `${Math.round(value)}%`);
+
+export function formatTable(summaries: readonly ScenarioSummary[]): string {
+  const header = ['scenario', 'service req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'p50 ms', 'p99 ms', 'ratio', 'target', 'verdict'];
+  const rows = summaries.map((summary) => [
+    summary.title,
+    round(summary.service.requestsPerSecond, 0),
+    round(summary.service.p50Ms, 2),
+    round(summary.service.p99Ms, 2),
+    round(summary.bare.requestsPerSecond, 0),
+    round(summary.bare.p50Ms, 2),
+    round(summary.bare.p99Ms, 2),
+    round(summary.ratio, 2),
+    `>= ${summary.target.toFixed(2)}`,
+    summary.verdict,
+  ]);
+  const cpuHeader = ['scenario', 'service', 'load gen', 'others (max)', 'bare', 'load gen', 'others (max)', 'body bytes'];
+  const cpuRows = summaries.map((summary) => [
+    summary.title,
+    percent(summary.service.targetCpuPercent),
+    percent(summary.service.loadGeneratorCpuPercent),
+    percent(summary.service.maxOtherCpuPercent),
+    percent(summary.bare.targetCpuPercent),
+    percent(summary.bare.loadGeneratorCpuPercent),
+    percent(summary.bare.maxOtherCpuPercent),
+    String(summary.responseBytes),
+  ]);
+  return (
+    `${grid(header, rows)}\n\nCPU use in % of one core (median; "others" is the most any run saw from everything else on the machine):\n` +
+    grid(cpuHeader, cpuRows)
+  );
+}
+
+function grid(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+}

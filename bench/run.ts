@@ -1,0 +1,289 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BareResponse } from './bare-server.ts';
+import { freePort, pinThisProcess, startChildServer, waitUntilReady, type ChildServer } from './child-process.ts';
+import { measure, type LoadSettings, type RunFigures } from './measure.ts';
+import { formatTable, summarizeScenario, type ScenarioSummary } from './report.ts';
+import { buildScenarios, type Scenario, type ScenarioName } from './scenarios.ts';
+import { seed } from './seed.ts';
+import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings } from './settings.ts';
+
+/**
+ * `npm run bench`: the service (a child process, on a freshly seeded store) against a bare
+ * node:http server sending bodies of the same size, scenario by scenario, alternating, for a few
+ * rounds; medians, the ratio service/bare and its target, printed and written to
+ * bench/results/latest.json. Exits 1 when any response was not 2xx or a connection failed.
+ *
+ *   BENCH_DURATION=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=50 BENCH_ROUNDS=3 BENCH_PETS=10000
+ *   BENCH_SCENARIOS=list,get,post     a subset, e.g. while profiling
+ *   BENCH_LOG_LEVEL=info              the service's LOG_LEVEL
+ *   BENCH_DATABASE_URL, BENCH_REDIS_URL   another backend (default: a temporary SQLite file)
+ *   BENCH_SERVICE_<NAME>=value        any other service setting, e.g. BENCH_SERVICE_PG_POOL_SIZE=20
+ *   BENCH_CPU_PROF_DIR=dir            run the service under --cpu-prof
+ *   BENCH_SERVER_CPUS, BENCH_LOADGEN_CPUS   pin the servers / this process (taskset CPU lists)
+ */
+const HOST = '127.0.0.1';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SERVER_SCRIPT = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.ts', import.meta.url));
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+
+type TargetName = 'service' | 'bare';
+
+/** CPU used by anything but the benchmark's own processes, above which a run counts as disturbed. */
+const NOISY_OTHERS_PERCENT = 25;
+
+interface Sample {
+  readonly scenario: Scenario;
+  readonly statusCode: number;
+  readonly body: string;
+}
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+/** The caller's environment without the service's own variables, so a stray PORT or DATABASE_URL cannot leak in. */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const excluded = new Set(serviceVariableNames());
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !excluded.has(name)));
+}
+
+async function startService(settings: BenchSettings, databaseUrl: string, workDir: string): Promise<ChildServer> {
+  const port = await freePort(HOST);
+  const profiling = settings.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`];
+  const env: NodeJS.ProcessEnv = {
+    ...inheritedEnv(),
+    ...settings.serviceEnv,
+    PORT: String(port),
+    HOST,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: settings.logLevel,
+    DEMO_BOOTSTRAP: 'false',
+  };
+  if (settings.redisUrl !== undefined) env['REDIS_URL'] = settings.redisUrl;
+  const server = startChildServer({ name: 'service', args: [...profiling, SERVER_SCRIPT], env, host: HOST, port, stdoutFile: join(workDir, 'service.log'), cpus: settings.serverCpus });
+  await waitUntilReady(server, '/healthz');
+  return server;
+}
+
+async function startBare(samples: readonly Sample[], workDir: string, cpus: string | undefined): Promise<ChildServer> {
+  const port = await freePort(HOST);
+  const responses: BareResponse[] = samples
+    .map(({ scenario, statusCode, body }) => ({ method: scenario.method, pathPrefix: scenario.barePathPrefix, statusCode, body }))
+    // Longest prefix first, so /v1/pets/{id} is not taken for /v1/pets.
+    .sort((a, b) => b.pathPrefix.length - a.pathPrefix.length);
+  const file = join(workDir, 'bare-responses.json');
+  writeFileSync(file, JSON.stringify(responses));
+  const env = { ...inheritedEnv(), PORT: String(port), HOST, BARE_RESPONSES: file };
+  const server = startChildServer({ name: 'bare server', args: [BARE_SCRIPT], env, host: HOST, port, stdoutFile: join(workDir, 'bare.log'), cpus });
+  await waitUntilReady(server, '/healthz');
+  return server;
+}
+
+/** One real answer of the service per scenario: proof that it works, and the body the bare server mirrors. */
+async function fetchSample(service: ChildServer, scenario: Scenario, headers: Readonly<Record<string, string>>): Promise<Sample> {
+  const response = await fetch(`${service.url}${scenario.samplePath}`, {
+    method: scenario.method,
+    headers: scenario.body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    body: scenario.body ?? null,
+  });
+  const body = await response.text();
+  if (response.status < 200 || response.status > 299) {
+    throw new Error(`${scenario.title}: the service answered ${response.status}: ${body}`);
+  }
+  return { scenario, statusCode: response.status, body };
+}
+
+function problemsOf(round: number, scenario: Scenario, target: TargetName, figures: RunFigures, phase: string): string[] {
+  const problems: string[] = [];
+  if (figures.non2xx > 0) problems.push(`${figures.non2xx} non-2xx responses (status codes: ${JSON.stringify(figures.statusCodes)})`);
+  if (figures.errors > 0) problems.push(`${figures.errors} connection errors`);
+  if (figures.timeouts > 0) problems.push(`${figures.timeouts} timeouts`);
+  if (figures.responses === 0) problems.push('no responses');
+  return problems.map((problem) => `round ${round}, ${scenario.title}, ${target} (${phase}): ${problem}`);
+}
+
+function describe(figures: RunFigures): string {
+  const cpu = figures.targetCpuPercent === undefined ? '' : `, target CPU ${Math.round(figures.targetCpuPercent)}%`;
+  const others = figures.otherCpuPercent === undefined ? '' : `, others ${Math.round(figures.otherCpuPercent)}%`;
+  const steal = figures.stealCpuPercent === undefined || figures.stealCpuPercent < 1 ? '' : `, steal ${Math.round(figures.stealCpuPercent)}%`;
+  return (
+    `${Math.round(figures.requestsPerSecond)} req/s, p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms` +
+    `${cpu}, load generator CPU ${Math.round(figures.loadGeneratorCpuPercent)}%${others}${steal}` +
+    (figures.non2xx > 0 ? `, ${figures.non2xx} non-2xx` : '')
+  );
+}
+
+/** The end of a possibly large log file. */
+function tailOf(path: string, bytes = 4096): string {
+  try {
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r');
+    try {
+      const buffer = Buffer.alloc(Math.min(bytes, size));
+      readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+      return buffer.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return '';
+  }
+}
+
+function gitCommit(): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<number> {
+  let settings: BenchSettings;
+  try {
+    settings = loadSettings();
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      log(`bench: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+
+  // Before any pinning, which would shrink it.
+  const cpuCount = availableParallelism();
+  const workDir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
+  const databaseUrl = settings.databaseUrl ?? `sqlite:${join(workDir, 'bench.db')}`;
+  const children: ChildServer[] = [];
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> => {
+    cleaned ??= (async () => {
+      await Promise.all(children.map((child) => child.stop().catch(() => undefined)));
+      rmSync(workDir, { recursive: true, force: true });
+    })();
+    return cleaned;
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    log(`bench: ${signal}, stopping`);
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    const backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+    log(`bench: seeding ${settings.pets} pets into ${settings.databaseUrl === undefined ? 'a temporary SQLite database' : databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
+    const seeded = await seed({ databaseUrl, redisUrl: settings.redisUrl, pets: settings.pets, batchSize: 1000 });
+    log(`bench: seeded pets ${seeded.firstPetId}..${seeded.lastPetId} and account ${seeded.accountName} (enterprise) in ${seeded.seconds.toFixed(1)} s`);
+
+    const service = await startService(settings, databaseUrl, workDir);
+    children.push(service);
+    log(`bench: service ready at ${service.url} (pid ${service.pid}, LOG_LEVEL=${settings.logLevel})`);
+
+    const headers = { authorization: `Bearer ${seeded.key}` };
+    const scenarios = buildScenarios(settings.scenarios, { first: seeded.firstPetId, last: seeded.lastPetId });
+    const samples: Sample[] = [];
+    for (const scenario of scenarios) samples.push(await fetchSample(service, scenario, headers));
+
+    const bare = await startBare(samples, workDir, settings.serverCpus);
+    children.push(bare);
+    log(`bench: bare server ready at ${bare.url} (pid ${bare.pid})`);
+
+    // Only now: seeding and start-up may use every CPU.
+    if (settings.loadGeneratorCpus !== undefined) pinThisProcess(settings.loadGeneratorCpus);
+    const placement =
+      settings.serverCpus === undefined && settings.loadGeneratorCpus === undefined
+        ? 'scheduler'
+        : `servers on CPU ${settings.serverCpus ?? 'any'}, load generator on CPU ${settings.loadGeneratorCpus ?? 'any'}`;
+    log(`bench: CPU placement: ${placement}`);
+    const targets: Record<TargetName, ChildServer> = { service, bare };
+    const runs = new Map<ScenarioName, Record<TargetName, RunFigures[]>>(scenarios.map((scenario) => [scenario.name, { service: [], bare: [] }]));
+    const problems: string[] = [];
+    const measured: LoadSettings = { connections: settings.connections, seconds: settings.durationSeconds, headers };
+    const warmup: LoadSettings = { ...measured, seconds: settings.warmupSeconds };
+
+    for (let round = 1; round <= settings.rounds; round += 1) {
+      // Alternate who goes first, so neither side always runs on a machine the other just heated.
+      const order: TargetName[] = round % 2 === 1 ? ['service', 'bare'] : ['bare', 'service'];
+      for (const scenario of scenarios) {
+        for (const targetName of order) {
+          const target = targets[targetName];
+          if (settings.warmupSeconds > 0) {
+            const warm = await measure(target.url, target.pid, scenario, warmup);
+            problems.push(...problemsOf(round, scenario, targetName, warm, 'warm-up'));
+          }
+          const figures = await measure(target.url, target.pid, scenario, measured);
+          problems.push(...problemsOf(round, scenario, targetName, figures, 'measured'));
+          const exit = target.exitCode();
+          if (exit !== undefined) throw new Error(`${target.name} exited with code ${String(exit)} during the benchmark:\n${target.stderrTail()}`);
+          runs.get(scenario.name)?.[targetName].push(figures);
+          log(`round ${round}/${settings.rounds}  ${scenario.title.padEnd(22)} ${targetName.padEnd(7)} ${describe(figures)}`);
+        }
+      }
+    }
+
+    const summaries: ScenarioSummary[] = samples.map((sample) => {
+      const figures = runs.get(sample.scenario.name) ?? { service: [], bare: [] };
+      return summarizeScenario(sample.scenario, Buffer.byteLength(sample.body), figures.service, figures.bare);
+    });
+
+    const serviceLogBytes = statSync(join(workDir, 'service.log')).size;
+    process.stdout.write(
+      `\npetstore benchmark: ${backend}${settings.redisUrl === undefined ? '' : ' + redis'}, ${settings.connections} connections, ` +
+        `${settings.durationSeconds} s per run after ${settings.warmupSeconds} s warm-up, median of ${settings.rounds} round(s), ` +
+        `LOG_LEVEL=${settings.logLevel}, node ${process.version}, ${cpuCount} CPU(s), CPU placement: ${placement}\n\n` +
+        `${formatTable(summaries)}\n`,
+    );
+    const noisy = summaries.filter((summary) => Math.max(summary.service.maxOtherCpuPercent ?? 0, summary.bare.maxOtherCpuPercent ?? 0) > NOISY_OTHERS_PERCENT);
+    if (noisy.length > 0) {
+      process.stdout.write(
+        `\nNOTE: something else used more than ${NOISY_OTHERS_PERCENT}% of a core during ${noisy.map((summary) => summary.title).join(', ')}; ` +
+          'those figures are unreliable. Run again on a quiet machine.\n',
+      );
+    }
+    if (problems.length > 0) {
+      process.stdout.write(`\nERRORS (${problems.length}):\n${problems.map((problem) => `  ${problem}`).join('\n')}\n`);
+      process.stdout.write(`\nservice stderr:\n${service.stderrTail() || '(empty)'}\nend of service log:\n${tailOf(join(workDir, 'service.log'))}\n`);
+    }
+
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    const resultsFile = join(RESULTS_DIR, 'latest.json');
+    const results = {
+      finishedAt: new Date().toISOString(),
+      commit: gitCommit(),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      cpus: { count: cpuCount, model: cpus()[0]?.model },
+      backend,
+      redis: settings.redisUrl !== undefined,
+      settings: {
+        durationSeconds: settings.durationSeconds,
+        warmupSeconds: settings.warmupSeconds,
+        connections: settings.connections,
+        rounds: settings.rounds,
+        pets: settings.pets,
+        logLevel: settings.logLevel,
+        serviceEnv: settings.serviceEnv,
+        cpuPlacement: placement,
+      },
+      serviceLogBytes,
+      scenarios: summaries,
+      errors: problems,
+    };
+    writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+    log(`bench: results written to ${resultsFile}`);
+    return problems.length > 0 ? 1 : 0;
+  } finally {
+    await cleanUp();
+  }
+}
+
+process.exitCode = await main().catch((error: unknown) => {
+  log(`bench: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return 1;
+});
