@@ -8,6 +8,8 @@ export interface ChildServer {
   readonly name: string;
   readonly pid: number;
   readonly url: string;
+  /** Where its stdout goes. */
+  readonly stdoutFile: string;
   /** The last lines it wrote to stderr, for error reports. */
   stderrTail(): string;
   /** Exit code, or undefined while it runs. */
@@ -72,6 +74,7 @@ export function startChildServer(options: ChildServerOptions): ChildServer {
     name: options.name,
     pid,
     url: `http://${options.host}:${options.port}`,
+    stdoutFile: options.stdoutFile,
     stderrTail: () => tail,
     exitCode: () => code,
     async stop(graceMs = 15_000) {

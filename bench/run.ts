@@ -220,7 +220,12 @@ async function main(): Promise<number> {
           const figures = await measure(target.url, target.pid, scenario, measured);
           problems.push(...problemsOf(round, scenario, targetName, figures, 'measured'));
           const exit = target.exitCode();
-          if (exit !== undefined) throw new Error(`${target.name} exited with code ${String(exit)} during the benchmark:\n${target.stderrTail()}`);
+          if (exit !== undefined) {
+            throw new Error(
+              `${target.name} exited with code ${String(exit)} during the benchmark (0: it was sent SIGTERM or SIGINT by someone)\n` +
+                `stderr:\n${target.stderrTail()}\nend of stdout:\n${tailOf(target.stdoutFile, 1024)}`,
+            );
+          }
           runs.get(scenario.name)?.[targetName].push(figures);
           log(`round ${round}/${settings.rounds}  ${scenario.title.padEnd(22)} ${targetName.padEnd(7)} ${describe(figures)}`);
         }
@@ -239,7 +244,14 @@ async function main(): Promise<number> {
         `LOG_LEVEL=${settings.logLevel}, node ${process.version}, ${cpuCount} CPU(s), CPU placement: ${placement}\n\n` +
         `${formatTable(summaries)}\n`,
     );
-    const noisy = summaries.filter((summary) => Math.max(summary.service.maxOtherCpuPercent ?? 0, summary.bare.maxOtherCpuPercent ?? 0) > NOISY_OTHERS_PERCENT);
+    // PostgreSQL and Redis on this machine count as "others" while the service runs; only the bare runs tell of a neighbour then.
+    const externalStores = backend !== 'sqlite' || settings.redisUrl !== undefined;
+    const othersDuring = (summary: ScenarioSummary): number =>
+      Math.max(externalStores ? 0 : (summary.service.maxOtherCpuPercent ?? 0), summary.bare.maxOtherCpuPercent ?? 0);
+    const noisy = summaries.filter((summary) => othersDuring(summary) > NOISY_OTHERS_PERCENT);
+    if (externalStores) {
+      process.stdout.write('\n"others" during the service runs includes PostgreSQL/Redis when they run on this machine.\n');
+    }
     if (noisy.length > 0) {
       process.stdout.write(
         `\nNOTE: something else used more than ${NOISY_OTHERS_PERCENT}% of a core during ${noisy.map((summary) => summary.title).join(', ')}; ` +
