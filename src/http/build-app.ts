@@ -104,14 +104,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
   });
   app.addHook('onRequest', authenticationHook(deps.keyVerifier, deps.limits ?? refuseUnauthenticated));
+  const logRequests = ['trace', 'debug', 'info'].includes(deps.logger.level);
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
     deps.metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-    request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, key: request.principal?.keyId },
-      'request',
-    );
+    if (logRequests) {
+      request.log.info(
+        { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, key: request.principal?.keyId },
+        'request',
+      );
+    }
     done();
   });
 

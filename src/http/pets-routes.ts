@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { exactInteger } from './json-body.ts';
-import { petsToJson, petToJson } from '../pets/pet-json.ts';
+import { petToJson } from '../pets/pet-json.ts';
 import { ListPetsQuerySchema, PetIdParamsSchema, type ListPetsQuery, type NewPetBody, type PetIdParams } from '../pets/pet-schemas.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import type { Metrics } from './metrics.ts';
@@ -51,7 +51,7 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
         const filter = status === undefined ? '' : `&status=${status}`;
         reply.header('link', `<${publicBaseUrl}/v1/pets?limit=${limit}${filter}&cursor=${page.nextCursor}>; rel="next"`);
       }
-      return reply.type(JSON_TYPE).send(petsToJson(page.pets));
+      return reply.type(JSON_TYPE).send(page.json);
     },
   );
 

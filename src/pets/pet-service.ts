@@ -3,10 +3,13 @@ import type { Clock } from '../clock.ts';
 import { GoneError, IdempotencyConflictError, IdempotencyInFlightError, NotFoundError } from '../errors.ts';
 import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { petToJson } from './pet-json.ts';
+import { LRUCache } from 'lru-cache';
+import { petsToJson, petToJson } from './pet-json.ts';
 
 export interface PetPage {
-  readonly pets: PetRecord[];
+  readonly pets: readonly PetRecord[];
+  /** The page as a JSON array (Pets). */
+  readonly json: string;
   /** Present when more pets may follow. */
   readonly nextCursor: string | undefined;
 }
@@ -34,10 +37,21 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A claim whose request never finished (the process died) is released after this. */
 const IDEMPOTENCY_LOCK_MS = 60 * 1000;
 
+/**
+ * Pets never change once created (v1 has no update or delete) and ids are assigned, and become
+ * visible, in increasing order on every backend. So a pet, and a page that was full when read
+ * (more pets followed it), are the same forever, on every instance: both are cached. The last,
+ * partial page is always read from storage, so new pets appear at once.
+ */
+const CACHED_PETS = 20_000;
+const CACHED_PAGES = 2_000;
+
 export class PetService {
   private readonly store: Store;
   private readonly clock: Clock;
   readonly deprecation: Deprecation;
+  private readonly pets = new LRUCache<number, PetRecord>({ max: CACHED_PETS });
+  private readonly fullPages = new LRUCache<string, PetPage>({ max: CACHED_PAGES });
 
   constructor(store: Store, clock: Clock, deprecation: Deprecation) {
     this.store = store;
@@ -72,11 +86,16 @@ export class PetService {
 
   async list(query: { limit: number; status: PetStatus | undefined; cursor: string | undefined }): Promise<PetPage> {
     const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
+    const cacheKey = `${query.status ?? ''}:${afterId}:${query.limit}`;
+    const cached = this.fullPages.get(cacheKey);
+    if (cached) return cached;
     // One extra row tells whether another page exists, so the last page carries no next link.
     const rows = await this.store.pets.list({ afterId, limit: query.limit + 1, status: query.status });
-    if (rows.length <= query.limit) return { pets: rows, nextCursor: undefined };
+    if (rows.length <= query.limit) return { pets: rows, json: petsToJson(rows), nextCursor: undefined };
     const pets = rows.slice(0, query.limit);
-    return { pets, nextCursor: encodeCursor((pets[pets.length - 1] as PetRecord).id) };
+    const page = { pets, json: petsToJson(pets), nextCursor: encodeCursor((pets[pets.length - 1] as PetRecord).id) };
+    this.fullPages.set(cacheKey, page);
+    return page;
   }
 
   /** The deprecated getPet: gone from the sunset instant on. */
@@ -87,8 +106,17 @@ export class PetService {
       );
     }
     // Ids are assigned sequentially from 1, so one past 2^53 cannot exist.
-    const pet = id >= 1n && id <= BigInt(Number.MAX_SAFE_INTEGER) ? await this.store.pets.get(Number(id)) : undefined;
+    const pet = id >= 1n && id <= BigInt(Number.MAX_SAFE_INTEGER) ? await this.find(Number(id)) : undefined;
     if (!pet) throw new NotFoundError(`no pet with id ${id}`);
+    return pet;
+  }
+
+  private async find(id: number): Promise<PetRecord | undefined> {
+    const cached = this.pets.get(id);
+    if (cached) return cached;
+    const pet = await this.store.pets.get(id);
+    // Only found pets are cached: an unknown id may be created a moment later.
+    if (pet) this.pets.set(id, pet);
     return pet;
   }
 

@@ -37,12 +37,8 @@ export function openSqliteStore(path: string): Store {
   return new SqliteStore(db);
 }
 
-interface PetRow {
-  id: bigint;
-  name: string;
-  category_id: bigint;
-  status: PetStatus | null;
-}
+/** [id, name, category_id, status]: pet statements return arrays, cheaper to build than objects. */
+type PetRow = [id: bigint, name: string, categoryId: bigint, status: PetStatus | null];
 
 interface AccountRow {
   id: number;
@@ -82,7 +78,9 @@ interface IdempotencyRow {
   body: string | null;
 }
 
-const toPet = (row: PetRow): PetRecord => ({ id: Number(row.id), name: row.name, categoryId: row.category_id, status: row.status });
+const toPet = (row: PetRow): PetRecord => ({ id: Number(row[0]), name: row[1], categoryId: row[2], status: row[3] });
+
+const PET_COLUMNS = 'SELECT id, name, category_id, status FROM pets';
 
 const toAccount = (row: AccountRow): AccountRecord => ({
   id: row.id,
@@ -118,6 +116,16 @@ class Statements {
       statement = this.db.prepare(sql);
       statement.setReadBigInts(readBigInts);
       this.prepared.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Pet rows as arrays with exact (bigint) integers. */
+  pets(sql: string): StatementSync {
+    let statement = this.prepared.get(sql);
+    if (!statement) {
+      statement = this.get(sql, true);
+      statement.setReturnArrays(true);
     }
     return statement;
   }
@@ -244,17 +252,18 @@ class SqlitePets implements PetStore {
   }
 
   async get(id: number): Promise<PetRecord | undefined> {
-    const row = this.statements.get('SELECT id, name, category_id, status FROM pets WHERE id = ?', true).get(id);
+    const row = this.statements.pets(`${PET_COLUMNS} WHERE id = ?`).get(id);
     return row ? toPet(rowAs<PetRow>(row)) : undefined;
   }
 
   async list(query: PetListQuery): Promise<PetRecord[]> {
+    // LIMIT is written into the SQL (one cached statement per value, at most 101): a bound LIMIT
+    // makes SQLite re-prepare the statement on every call, which cost a third of a list request.
+    const limit = Math.trunc(query.limit);
     const rows =
       query.status === undefined
-        ? this.statements.get('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?', true).all(query.afterId, query.limit)
-        : this.statements
-            .get('SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?', true)
-            .all(query.status, query.afterId, query.limit);
+        ? this.statements.pets(`${PET_COLUMNS} WHERE id > ? ORDER BY id LIMIT ${limit}`).all(query.afterId)
+        : this.statements.pets(`${PET_COLUMNS} WHERE status = ? AND id > ? ORDER BY id LIMIT ${limit}`).all(query.status, query.afterId);
     return rows.map((row) => toPet(rowAs<PetRow>(row)));
   }
 }
