@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { createAccessLog, type AccessLog } from './http/access-log.ts';
 import { AccountService } from './auth/account-service.ts';
 import { KeyVerifier } from './auth/key-verifier.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -28,16 +29,21 @@ export interface ServiceOptions {
   readonly clock?: Clock;
   /** Process metrics (CPU, heap) only make sense once per process. */
   readonly collectProcessMetrics?: boolean;
-  /** The process logger; default: pino JSON lines on stdout at LOG_LEVEL. */
-  readonly logger?: Logger;
+  /** The process logger and access log; default: pino JSON lines on stdout at LOG_LEVEL. */
+  readonly logging?: { logger: Logger; accessLog: AccessLog | undefined };
 }
 
 /** One logger for the app and the services, so every line has the same shape and redaction. */
-export function createLogger(level: string): Logger {
-  // Asynchronous writes: under load, lines written while a write is in progress go out together
-  // instead of one blocking write(2) per request (measured: 15% of throughput at info level).
-  const destination = pino.destination({ dest: 1, sync: false });
-  return pino({ level, redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' } }, destination);
+/**
+ * Log lines go out through a buffered, asynchronous destination: written 4 KiB at a time, and at
+ * least every second, instead of one write(2) per request. Shutdown flushes what is left.
+ */
+export function createLogger(level: string): { logger: Logger; accessLog: AccessLog | undefined } {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const flusher = setInterval(() => destination.flush(), 1000);
+  flusher.unref();
+  const logger = pino({ level, redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' } }, destination);
+  return { logger, accessLog: logger.isLevelEnabled('info') ? createAccessLog(destination) : undefined };
 }
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
@@ -47,7 +53,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const accounts = new AccountService(store, clock);
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const { logger, accessLog } = options.logging ?? createLogger(config.logLevel);
   const redis =
     config.redisUrl === undefined
       ? undefined
@@ -83,6 +89,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     readiness,
     limiter,
     logger,
+    accessLog,
     limits: limitsStep(policy),
     async close() {
       clearInterval(purgeTimer);

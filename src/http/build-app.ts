@@ -9,6 +9,7 @@ import { sharedSchemas } from '../pets/pet-schemas.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import { authenticationHook, refuseUnauthenticated, type AfterAuthentication } from './auth-hook.ts';
 import { errorJson, sendError } from './error-body.ts';
+import type { AccessLog } from './access-log.ts';
 import { handleError } from './error-handler.ts';
 import { parseJsonBody } from './json-body.ts';
 import type { Metrics } from './metrics.ts';
@@ -28,6 +29,8 @@ export interface AppDependencies {
   readonly limits?: AfterAuthentication;
   /** The process logger (pino); requests log through child loggers of it. */
   readonly logger: FastifyBaseLogger;
+  /** One line per answered request; none when undefined (LOG_LEVEL above info). */
+  readonly accessLog: AccessLog | undefined;
 }
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -104,17 +107,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
   });
   app.addHook('onRequest', authenticationHook(deps.keyVerifier, deps.limits ?? refuseUnauthenticated));
-  const logRequests = ['trace', 'debug', 'info'].includes(deps.logger.level);
+  const accessLog = deps.accessLog;
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
     deps.metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-    if (logRequests) {
-      request.log.info(
-        { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, key: request.principal?.keyId },
-        'request',
-      );
-    }
+    accessLog?.({
+      reqId: request.id,
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      keyId: request.principal?.keyId,
+    });
     done();
   });
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { exactInteger } from './json-body.ts';
-import { petToJson } from '../pets/pet-json.ts';
+import { encodedOnce, petToJson } from '../pets/pet-json.ts';
 import { ListPetsQuerySchema, PetIdParamsSchema, type ListPetsQuery, type NewPetBody, type PetIdParams } from '../pets/pet-schemas.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import type { Metrics } from './metrics.ts';
@@ -51,7 +51,7 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
         const filter = status === undefined ? '' : `&status=${status}`;
         reply.header('link', `<${publicBaseUrl}/v1/pets?limit=${limit}${filter}&cursor=${page.nextCursor}>; rel="next"`);
       }
-      return reply.type(JSON_TYPE).send(page.json);
+      return reply.type(JSON_TYPE).send(encodedOnce(page, () => page.json));
     },
   );
 
@@ -137,7 +137,7 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
     },
     async (request, reply) => {
       const pet = await pets.get(exactInteger(request.params, 'petId', request.params.petId));
-      return reply.type(JSON_TYPE).send(petToJson(pet));
+      return reply.type(JSON_TYPE).send(encodedOnce(pet, () => petToJson(pet)));
     },
   );
 }
