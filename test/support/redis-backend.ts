@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { freePort } from './server-process.ts';
 
 /**
  * Redis for the suites that need it, following the convention of backends.ts (PostgreSQL):
@@ -170,16 +170,4 @@ export async function ownRedisServer(): Promise<OwnRedisServer> {
     },
   };
   return server;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
-  });
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no ephemeral port');
-  return address.port;
 }
