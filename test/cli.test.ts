@@ -1,0 +1,616 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
+
+/**
+ * The operator CLI (decisions.md, "Accounts, plans and keys"; README, "CLI") run exactly as an
+ * operator runs it: `node src/cli/main.ts …` as a child process from the checkout, configured by
+ * the environment alone. Every test works on its own SQLite store in a temporary directory.
+ * Exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration; every failure is
+ * one line on stderr starting with `petstore:` and nothing on stdout.
+ */
+
+const ROOT = join(import.meta.dirname, '..');
+const KEY = /^pst_[0-9A-Za-z]{36}$/;
+const KEY_ID = /^key_[0-9A-Za-z]+$/;
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const CLI_TIMEOUT_MS = 20_000;
+
+interface CliResult {
+  readonly args: readonly string[];
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+interface AccountJson {
+  readonly name: string;
+  readonly plan: string;
+  readonly perMinute: number | null;
+  readonly perDay: number | null;
+  readonly createdAt: string;
+}
+
+interface KeyJson {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly expiresAt: string | null;
+  readonly revokedAt: string | null;
+  readonly bannedUntil: string | null;
+}
+
+interface CreatedKeyJson extends KeyJson {
+  readonly key: string;
+}
+
+/** A fresh store in its own temporary directory, and the CLI pointed at it. */
+interface Sandbox {
+  readonly databaseUrl: string;
+  readonly databasePath: string;
+  cli(...args: string[]): Promise<CliResult>;
+  /** The CLI with extra environment variables (they override DATABASE_URL too). */
+  cliWith(env: Record<string, string>, ...args: string[]): Promise<CliResult>;
+  /**
+   * Several commands, one after the other. Commands on one store are never run side by side
+   * without a server holding it open: concurrent opens of the SQLite file can fail (see the report).
+   */
+  each(...commands: string[][]): Promise<CliResult[]>;
+  remove(): void;
+}
+
+function runCli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), CLI_TIMEOUT_MS);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (status, signal) => {
+      clearTimeout(timer);
+      if (signal !== null) reject(new Error(`petstore ${args.join(' ')} was killed by ${signal} (stdout: ${stdout} stderr: ${stderr})`));
+      else resolve({ args, status, stdout, stderr });
+    });
+  });
+}
+
+function createSandbox(): Sandbox {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-cli-'));
+  const databasePath = join(directory, 'db');
+  const databaseUrl = `sqlite:${databasePath}`;
+  return {
+    databaseUrl,
+    databasePath,
+    cli: (...args) => runCli(args, { DATABASE_URL: databaseUrl }),
+    cliWith: (env, ...args) => runCli(args, { DATABASE_URL: databaseUrl, ...env }),
+    async each(...commands) {
+      const results: CliResult[] = [];
+      for (const args of commands) results.push(await runCli(args, { DATABASE_URL: databaseUrl }));
+      return results;
+    },
+    remove: () => rmSync(directory, { recursive: true, force: true }),
+  };
+}
+
+/** A sandbox removed when the test ends. */
+function sandbox(t: TestContext): Sandbox {
+  const created = createSandbox();
+  t.after(() => created.remove());
+  return created;
+}
+
+function shown(result: CliResult): string {
+  return `petstore ${result.args.join(' ')} → exit ${String(result.status)}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
+}
+
+function assertOk(result: CliResult): void {
+  assert.equal(result.status, 0, shown(result));
+  assert.equal(result.stderr, '', `nothing on stderr when it works\n${shown(result)}`);
+}
+
+/** Exit status `status`, one line on stderr starting with `petstore:`, nothing on stdout. */
+function assertFails(result: CliResult, status: 1 | 2, mention?: RegExp): void {
+  assert.equal(result.status, status, shown(result));
+  assert.equal(result.stdout, '', `a failure prints nothing on stdout\n${shown(result)}`);
+  assert.match(result.stderr, /^petstore: [^\n]+\n$/, `a failure is one line on stderr starting with "petstore:"\n${shown(result)}`);
+  if (mention) assert.match(result.stderr, mention, shown(result));
+}
+
+/** Stdout as exactly one line of valid JSON. */
+function jsonOf<T>(result: CliResult): T {
+  assertOk(result);
+  assert.ok(result.stdout.endsWith('\n'), `JSON output ends with a newline\n${shown(result)}`);
+  assert.equal(result.stdout.trimEnd().split('\n').length, 1, `--json prints one line\n${shown(result)}`);
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch (error) {
+    throw new Error(`--json must print valid JSON\n${shown(result)}`, { cause: error });
+  }
+}
+
+function linesOf(result: CliResult): string[] {
+  return result.stdout.trimEnd().split('\n');
+}
+
+/** The cells of a table row (columns are separated by at least two spaces). */
+function cellsOf(line: string): string[] {
+  return line.trim().split(/ {2,}/);
+}
+
+/** The rows of a human table as header → cell records. */
+function tableOf(result: CliResult): Record<string, string>[] {
+  assertOk(result);
+  const [header, ...rows] = linesOf(result);
+  assert.ok(header !== undefined, shown(result));
+  const titles = cellsOf(header);
+  return rows.map((row) => {
+    const cells = cellsOf(row);
+    assert.equal(cells.length, titles.length, `each row has a cell per column: ${JSON.stringify(row)}\n${shown(result)}`);
+    return Object.fromEntries(titles.map((title, column) => [title, cells[column] ?? '']));
+  });
+}
+
+function assertAccount(account: AccountJson, expected: { name: string; plan: string; perMinute?: number; perDay?: number }): void {
+  assert.deepEqual(Object.keys(account).sort(), ['createdAt', 'name', 'perDay', 'perMinute', 'plan']);
+  assert.equal(account.name, expected.name);
+  assert.equal(account.plan, expected.plan);
+  assert.equal(account.perMinute, expected.perMinute ?? null);
+  assert.equal(account.perDay, expected.perDay ?? null);
+  assert.match(account.createdAt, ISO);
+}
+
+function assertKeyShape(key: KeyJson): void {
+  assert.deepEqual(
+    Object.keys(key).filter((field) => field !== 'key').sort(),
+    ['bannedUntil', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'revokedAt'],
+    `key fields, got ${JSON.stringify(key)}`,
+  );
+  assert.match(key.id, KEY_ID);
+  assert.match(key.createdAt, ISO);
+  for (const field of [key.lastUsedAt, key.expiresAt, key.revokedAt, key.bannedUntil]) if (field !== null) assert.match(field, ISO);
+}
+
+/** Creates an account on `plan` and a key for it; returns the key and its id. */
+async function accountWithKey(box: Sandbox, name: string, planArgs: string[] = ['--plan', 'free']): Promise<{ key: string; id: string }> {
+  assertOk(await box.cli('account', 'create', '--name', name, ...planArgs));
+  const created = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', name, '--json'));
+  assert.match(created.key, KEY);
+  return { key: created.key, id: created.id };
+}
+
+async function getPets(server: ServerProcess, key: string): Promise<{ status: number; headers: Headers; body: string }> {
+  const response = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+async function keysOf(box: Sandbox, account: string): Promise<KeyJson[]> {
+  const keys = jsonOf<KeyJson[]>(await box.cli('key', 'list', '--account', account, '--json'));
+  assert.ok(Array.isArray(keys));
+  for (const key of keys) assertKeyShape(key);
+  return keys;
+}
+
+async function keyOf(box: Sandbox, account: string, id: string): Promise<KeyJson> {
+  const key = (await keysOf(box, account)).find((candidate) => candidate.id === id);
+  assert.ok(key, `key ${id} is listed for ${account}`);
+  return key;
+}
+
+// Independent groups run side by side: the server groups mostly wait, the command group mostly computes.
+describe('petstore CLI', { concurrency: true }, () => {
+  describe('with a running server on the same store', { concurrency: true }, () => {
+    const box = createSandbox();
+    let server: ServerProcess;
+    let started: ServerProcess | undefined;
+
+    before(async () => {
+      started = await startServerProcess({ DATABASE_URL: box.databaseUrl });
+      server = started;
+    });
+    after(async () => {
+      await started?.kill('SIGTERM');
+      box.remove();
+    });
+
+    it('a key made by key create works at once, and a plan change applies within one second', async () => {
+      const { key } = await accountWithKey(box, 'works', ['--plan', 'pro']);
+      const first = await getPets(server, key);
+      assert.equal(first.status, 200, first.body);
+      assert.equal(first.headers.get('x-ratelimit-limit'), '300', 'the pro plan: 300 per minute');
+      assertOk(await box.cli('account', 'set-plan', '--name', 'works', '--plan', 'business'));
+      await sleep(1000);
+      const later = await getPets(server, key);
+      assert.equal(later.status, 200, later.body);
+      assert.equal(later.headers.get('x-ratelimit-limit'), '1000', 'the business plan applies within one second');
+    });
+
+    it('key revoke: the server refuses the key within one second', async () => {
+      const { key, id } = await accountWithKey(box, 'revoked');
+      const { key: sibling } = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'revoked', '--json'));
+      assert.equal((await getPets(server, key)).status, 200, 'the key works (and is now cached)');
+      assertOk(await box.cli('key', 'revoke', '--id', id));
+      await sleep(1000);
+      const refused = await getPets(server, key);
+      assert.equal(refused.status, 401, `a revoked key is refused within one second: ${refused.body}`);
+      assert.match(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+      assert.equal((JSON.parse(refused.body) as { code: string }).code, 'unauthorized');
+      assert.equal((await getPets(server, sibling)).status, 200, 'the account’s other key still works');
+      assert.match((await keyOf(box, 'revoked', id)).revokedAt ?? '', ISO);
+    });
+
+    it('key list shows the last use within about 6 s (last-used times are flushed every 5 s)', async () => {
+      const { key, id } = await accountWithKey(box, 'lastused');
+      assert.equal((await keyOf(box, 'lastused', id)).lastUsedAt, null, 'never used yet');
+      const sent = Date.now();
+      assert.equal((await getPets(server, key)).status, 200);
+      let seen: string | null = null;
+      while (seen === null && Date.now() < sent + 6000) {
+        seen = (await keyOf(box, 'lastused', id)).lastUsedAt;
+        if (seen === null) await sleep(250);
+      }
+      assert.ok(seen !== null, 'lastUsedAt appears within ~6 s of the request');
+      const usedAt = Date.parse(seen);
+      assert.ok(usedAt >= sent - 5 && usedAt <= Date.now(), `lastUsedAt is the time of the request, got ${seen}`);
+      const row = tableOf(await box.cli('key', 'list', '--account', 'lastused')).find((candidate) => candidate.ID === id);
+      assert.equal(row?.['LAST USED'], seen, 'the human table shows the same last use');
+    });
+
+    it('key list shows a ban, and ban lift ends it within one second', async () => {
+      const { key, id } = await accountWithKey(box, 'banned', ['--plan', 'enterprise', '--per-minute', '1', '--per-day', '1']);
+      assert.equal((await getPets(server, key)).status, 200);
+      const codes: string[] = [];
+      for (let attempt = 0; attempt < 12; attempt += 1) {
+        const answer = await getPets(server, key);
+        assert.equal(answer.status, 429, answer.body);
+        codes.push((JSON.parse(answer.body) as { code: string }).code);
+      }
+      assert.equal(codes.at(-1), 'key_banned', `more than 10 requests after a 429 ban the key: ${codes.join(', ')}`);
+      const banned = await keyOf(box, 'banned', id);
+      assert.ok(banned.bannedUntil !== null && Date.parse(banned.bannedUntil) > Date.now(), `key list shows the ban, got ${JSON.stringify(banned)}`);
+      const row = tableOf(await box.cli('key', 'list', '--account', 'banned')).find((candidate) => candidate.ID === id);
+      assert.equal(row?.['BANNED UNTIL'], banned.bannedUntil);
+
+      const lifted = jsonOf<KeyJson>(await box.cli('ban', 'lift', '--id', id, '--json'));
+      assertKeyShape(lifted);
+      assert.equal(lifted.id, id);
+      assert.equal(lifted.bannedUntil, null);
+      await sleep(1000);
+      const answer = await getPets(server, key);
+      assert.equal(answer.status, 429, 'still over the day limit');
+      assert.equal((JSON.parse(answer.body) as { code: string }).code, 'rate_limited', 'no longer banned within one second of ban lift');
+      assert.equal((await keyOf(box, 'banned', id)).bannedUntil, null);
+    });
+  });
+
+  describe('after the server shuts down', () => {
+    it('key list shows the last use flushed by SIGTERM', async (t) => {
+      const box = sandbox(t);
+      const { key, id } = await accountWithKey(box, 'acme');
+      const server = await startServerProcess({ DATABASE_URL: box.databaseUrl });
+      t.after(() => server.kill('SIGKILL'));
+      const sent = Date.now();
+      assert.equal((await getPets(server, key)).status, 200);
+      await server.kill('SIGTERM');
+      const usedAt = (await keyOf(box, 'acme', id)).lastUsedAt;
+      assert.ok(usedAt !== null, 'shutdown flushes the last-used times');
+      assert.ok(Date.parse(usedAt) >= sent - 5 && Date.parse(usedAt) <= Date.now(), `lastUsedAt is the time of the request, got ${usedAt}`);
+    });
+  });
+
+  describe('serve', () => {
+    it('runs the server, which stops with exit 0 on SIGTERM', async (t) => {
+      const box = sandbox(t);
+      const port = await freePort();
+      const child = spawn(process.execPath, ['src/cli/main.ts', 'serve'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: box.databaseUrl, PORT: String(port), DEMO_BOOTSTRAP: 'false', LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      t.after(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      });
+      const deadline = Date.now() + 15_000;
+      let healthy = false;
+      while (!healthy && Date.now() < deadline && child.exitCode === null) {
+        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (response) => response.ok,
+          () => false,
+        );
+        if (!healthy) await sleep(50);
+      }
+      assert.ok(healthy, `petstore serve answers /healthz (stdout: ${stdout})`);
+      const { key } = await accountWithKey(box, 'acme');
+      const response = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(response.status, 200);
+      await response.text();
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, `exit code after SIGTERM (stdout: ${stdout})`);
+    });
+  });
+
+  describe('commands on their own store', { concurrency: 4 }, () => {
+    it('prints the usage and exits 0 without arguments or with --help, without touching the store', async (t) => {
+      const box = sandbox(t);
+      const results = await Promise.all([box.cli(), box.cli('--help'), box.cli('key', 'create', '--help')]);
+      for (const result of results) {
+        assertOk(result);
+        assert.match(result.stdout, /^usage: petstore /, shown(result));
+        for (const command of ['serve', 'migrate', 'account create', 'account set-plan', 'account list', 'key create', 'key list', 'key revoke', 'ban lift']) {
+          assert.ok(result.stdout.includes(command), `the usage mentions '${command}'\n${shown(result)}`);
+        }
+      }
+      assert.equal(existsSync(box.databasePath), false, 'printing the usage does not create a store');
+    });
+
+    it('migrate applies every migration to a fresh store, then none; --json prints {applied}', async (t) => {
+      const [first, second] = [sandbox(t), sandbox(t)];
+      const human = await first.cli('migrate');
+      assertOk(human);
+      const match = /^applied (\d+) migration\(s\)/.exec(human.stdout);
+      assert.ok(match, shown(human));
+      const applied = Number(match[1]);
+      assert.ok(applied >= 2, `a fresh store gets every migration (at least 2), got ${applied}`);
+      assert.ok(existsSync(first.databasePath), 'migrate creates the SQLite file');
+      assert.deepEqual(jsonOf(await first.cli('migrate', '--json')), { applied: 0 }, 'a second migrate applies nothing');
+      assert.deepEqual(jsonOf(await second.cli('migrate', '--json')), { applied }, '--json reports the same count on a fresh store');
+    });
+
+    it('account create makes free, pro and business accounts', async (t) => {
+      const box = sandbox(t);
+      const human = await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro');
+      const [row] = tableOf(human);
+      assert.deepEqual({ ...row, CREATED: '' }, { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '-', 'PER-DAY': '-', CREATED: '' });
+      assert.match(row?.CREATED ?? '', ISO);
+      const created = (await box.each(...['free', 'business'].map((plan) => ['account', 'create', '--name', `team.${plan}_1`, '--plan', plan, '--json']))).map((result) => jsonOf<AccountJson>(result));
+      assertAccount(created[0] as AccountJson, { name: 'team.free_1', plan: 'free' });
+      assertAccount(created[1] as AccountJson, { name: 'team.business_1', plan: 'business' });
+      const listed = jsonOf<AccountJson[]>(await box.cli('account', 'list', '--json'));
+      assert.deepEqual(listed.map((account) => `${account.name}:${account.plan}`).sort(), ['acme:pro', 'team.business_1:business', 'team.free_1:free']);
+    });
+
+    it('account create --plan enterprise takes --per-minute and --per-day, and needs both', async (t) => {
+      const box = sandbox(t);
+      const big = jsonOf<AccountJson>(await box.cli('account', 'create', '--name', 'big', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '2000000', '--json'));
+      assertAccount(big, { name: 'big', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 });
+      const [onlyMinute, neither] = await box.each(
+        ['account', 'create', '--name', 'e1', '--plan', 'enterprise', '--per-minute', '100'],
+        ['account', 'create', '--name', 'e2', '--plan', 'enterprise', '--json'],
+      );
+      for (const result of [onlyMinute, neither]) assertFails(result as CliResult, 2, /per-minute.*per-day|per-day.*per-minute/);
+    });
+
+    it('account create refuses bad arguments with exit 2 and one line, and creates nothing', async (t) => {
+      const box = sandbox(t);
+      const cases: Array<[args: string[], mention: RegExp]> = [
+        [['--name', 'x1', '--plan', 'free', '--per-minute', '100'], /enterprise/],
+        [['--name', 'x2', '--plan', 'business', '--per-day', '1000', '--json'], /enterprise/],
+        [['--name', 'x3', '--plan', 'gold'], /plan/],
+        [['--name', 'x4', '--plan', 'enterprise', '--per-minute', '0', '--per-day', '10'], /per-minute/],
+        [['--name', 'x5', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '1.5'], /per-day/],
+        [['--name', 'bad name', '--plan', 'free'], /name/],
+        [['--name', '.hidden', '--plan', 'free'], /name/],
+        [['--name', 'x'.repeat(65), '--plan', 'free', '--json'], /name/],
+      ];
+      const results = await box.each(...cases.map(([args]) => ['account', 'create', ...args]));
+      results.forEach((result, index) => assertFails(result, 2, cases[index]?.[1]));
+      assert.deepEqual(jsonOf(await box.cli('account', 'list', '--json')), []);
+    });
+
+    it('account create refuses a taken name with exit 1', async (t) => {
+      const box = sandbox(t);
+      assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
+      assertFails(await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro'), 1, /acme/);
+      const listed = jsonOf<AccountJson[]>(await box.cli('account', 'list', '--json'));
+      assert.equal(listed.length, 1);
+      assertAccount(listed[0] as AccountJson, { name: 'acme', plan: 'free' });
+    });
+
+    it('account set-plan changes the plan; an unknown account exits 1; a bad plan exits 2', async (t) => {
+      const box = sandbox(t);
+      assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro'));
+      const [row] = tableOf(await box.cli('account', 'set-plan', '--name', 'acme', '--plan', 'business'));
+      assert.equal(row?.NAME, 'acme');
+      assert.equal(row?.PLAN, 'business');
+      assertAccount(jsonOf(await box.cli('account', 'set-plan', '--name', 'acme', '--plan', 'enterprise', '--per-minute', '7', '--per-day', '70', '--json')), {
+        name: 'acme',
+        plan: 'enterprise',
+        perMinute: 7,
+        perDay: 70,
+      });
+      const [unknown, badPlan] = await box.each(
+        ['account', 'set-plan', '--name', 'nobody', '--plan', 'pro'],
+        ['account', 'set-plan', '--name', 'acme', '--plan', 'platinum', '--json'],
+      );
+      assertFails(unknown as CliResult, 1, /nobody/);
+      assertFails(badPlan as CliResult, 2, /plan/);
+      assertAccount(jsonOf(await box.cli('account', 'set-plan', '--name', 'acme', '--plan', 'free', '--json')), { name: 'acme', plan: 'free' });
+      const listed = jsonOf<AccountJson[]>(await box.cli('account', 'list', '--json'));
+      assert.equal(listed.length, 1);
+      assertAccount(listed[0] as AccountJson, { name: 'acme', plan: 'free' });
+    });
+
+    it('account list prints a table, and --json an array', async (t) => {
+      const box = sandbox(t);
+      const empty = await box.cli('account', 'list');
+      assert.deepEqual(tableOf(empty), []);
+      assert.deepEqual(cellsOf(linesOf(empty)[0] ?? ''), ['NAME', 'PLAN', 'PER-MINUTE', 'PER-DAY', 'CREATED']);
+      assert.deepEqual(jsonOf(await box.cli('account', 'list', '--json')), []);
+      assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro'));
+      assertOk(await box.cli('account', 'create', '--name', 'big', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '2000000'));
+      const [human, json] = await box.each(['account', 'list'], ['account', 'list', '--json']);
+      const rows = tableOf(human as CliResult).map((row): Record<string, string> => ({ ...row, CREATED: ISO.test(row.CREATED ?? '') ? 'iso' : (row.CREATED ?? '') }));
+      assert.deepEqual(
+        rows.sort((a, b) => (a.NAME ?? '').localeCompare(b.NAME ?? '')),
+        [
+          { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '-', 'PER-DAY': '-', CREATED: 'iso' },
+          { NAME: 'big', PLAN: 'enterprise', 'PER-MINUTE': '5000', 'PER-DAY': '2000000', CREATED: 'iso' },
+        ],
+      );
+      const accounts = jsonOf<AccountJson[]>(json as CliResult);
+      assert.ok(Array.isArray(accounts));
+      const byName = new Map(accounts.map((account) => [account.name, account]));
+      assert.equal(accounts.length, 2);
+      assertAccount(byName.get('acme') as AccountJson, { name: 'acme', plan: 'pro' });
+      assertAccount(byName.get('big') as AccountJson, { name: 'big', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 });
+    });
+
+    it('key create prints the key alone on its last line; --json prints it in an object', async (t) => {
+      const box = sandbox(t);
+      assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
+      const human = await box.cli('key', 'create', '--account', 'acme');
+      assertOk(human);
+      const lines = linesOf(human);
+      const key = lines.at(-1) ?? '';
+      assert.match(key, KEY, `the last line is the key alone\n${shown(human)}`);
+      assert.equal(lines.filter((line) => line.includes('pst_')).length, 1, 'the key is printed once');
+      const id = /\b(key_[0-9A-Za-z]+)\b/.exec(lines.slice(0, -1).join('\n'))?.[1];
+      assert.ok(id, `the key's id is named above it\n${shown(human)}`);
+
+      const created = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--json'));
+      assertKeyShape(created);
+      assert.match(created.key, KEY);
+      assert.notEqual(created.key, key, 'every key is new');
+      assert.equal(created.expiresAt, null);
+      assert.equal(created.lastUsedAt, null);
+      assert.equal(created.revokedAt, null);
+      const listed = await keysOf(box, 'acme');
+      assert.deepEqual(listed.map((listedKey) => listedKey.id).sort(), [id, created.id].sort());
+      for (const listedKey of listed) assert.equal(Object.hasOwn(listedKey, 'key'), false, 'key list never shows the secret');
+    });
+
+    it('key create --expires-in 90s|15m|12h|30d|2w sets the expiry', async (t) => {
+      const box = sandbox(t);
+      assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
+      const durations: Array<[text: string, ms: number]> = [
+        ['90s', 90_000],
+        ['15m', 15 * 60_000],
+        ['12h', 12 * 3_600_000],
+        ['30d', 30 * 86_400_000],
+        ['2w', 14 * 86_400_000],
+      ];
+      const created = (await box.each(...durations.map(([text]) => ['key', 'create', '--account', 'acme', '--expires-in', text, '--json']))).map((result) => jsonOf<CreatedKeyJson>(result));
+      const listed = new Map((await keysOf(box, 'acme')).map((key) => [key.id, key]));
+      durations.forEach(([text, ms], index) => {
+        const key = created[index] as CreatedKeyJson;
+        assert.ok(key.expiresAt !== null, `--expires-in ${text} sets expiresAt`);
+        assert.equal(Date.parse(key.expiresAt) - Date.parse(key.createdAt), ms, `--expires-in ${text}`);
+        const inList = listed.get(key.id);
+        assert.equal(inList?.expiresAt, key.expiresAt, `key list shows the expiry set by --expires-in ${text}`);
+      });
+    });
+
+    it('key create refuses a bad --expires-in with exit 2, and an unknown account with exit 1', async (t) => {
+      const box = sandbox(t);
+      assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
+      const bad = ['5y', '0s', '1.5h', '90', '--expires-in=-1d', ''];
+      const results = await box.each(...bad.map((value) => ['key', 'create', '--account', 'acme', ...(value.startsWith('--') ? [value] : ['--expires-in', value])]));
+      for (const result of results) assertFails(result, 2, /expires-in/);
+      assertFails(await box.cli('key', 'create', '--account', 'nobody'), 1, /nobody/);
+      assert.deepEqual(await keysOf(box, 'acme'), [], 'refused key creations create nothing');
+    });
+
+    it('key list shows creation, last use, expiry and revocation; key revoke marks the key', async (t) => {
+      const box = sandbox(t);
+      assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
+      const plain = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--json'));
+      const expiring = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--expires-in', '30d', '--json'));
+      const revoked = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--json'));
+      const before = Date.now();
+      const revocation = await box.cli('key', 'revoke', '--id', revoked.id);
+      assertOk(revocation);
+      assert.ok(revocation.stdout.includes(revoked.id), shown(revocation));
+      assert.equal(linesOf(revocation).length, 1, shown(revocation));
+
+      const human = await box.cli('key', 'list', '--account', 'acme');
+      assert.deepEqual(cellsOf(linesOf(human)[0] ?? ''), ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL']);
+      const rows = new Map(tableOf(human).map((row) => [row.ID, row]));
+      assert.deepEqual([...rows.keys()].sort(), [plain.id, expiring.id, revoked.id].sort());
+      assert.deepEqual(rows.get(plain.id), { ID: plain.id, CREATED: plain.createdAt, 'LAST USED': '-', EXPIRES: '-', REVOKED: '-', 'BANNED UNTIL': '-' });
+      assert.equal(rows.get(expiring.id)?.EXPIRES, expiring.expiresAt);
+      assert.match(rows.get(revoked.id)?.REVOKED ?? '', ISO);
+
+      const listed = new Map((await keysOf(box, 'acme')).map((key) => [key.id, key]));
+      assert.deepEqual(listed.get(plain.id), { id: plain.id, createdAt: plain.createdAt, lastUsedAt: null, expiresAt: null, revokedAt: null, bannedUntil: null });
+      assert.equal(listed.get(expiring.id)?.expiresAt, expiring.expiresAt);
+      const revokedAt = Date.parse(listed.get(revoked.id)?.revokedAt ?? '');
+      assert.ok(revokedAt >= before - 1000 && revokedAt <= Date.now(), `revokedAt is the time of revocation, got ${String(listed.get(revoked.id)?.revokedAt)}`);
+
+    });
+
+    it('key revoke and ban lift of an unknown id exit 1; key list of an unknown account exits 1', async (t) => {
+      const box = sandbox(t);
+      const results = await box.each(
+        ['key', 'revoke', '--id', 'key_doesnotexist', '--json'],
+        ['ban', 'lift', '--id', 'key_doesnotexist'],
+        ['key', 'list', '--account', 'nobody'],
+      );
+      assertFails(results[0] as CliResult, 1, /key_doesnotexist/);
+      assertFails(results[1] as CliResult, 1, /key_doesnotexist/);
+      assertFails(results[2] as CliResult, 1, /nobody/);
+    });
+
+    it('refuses unknown commands, unknown flags, missing flags and extra arguments with exit 2', async (t) => {
+      const box = sandbox(t);
+      const cases: Array<[args: string[], mention: RegExp]> = [
+        [['bogus'], /bogus/],
+        [['account', 'delete', '--name', 'acme'], /account delete/],
+        [['account', 'list', '--bogus'], /bogus/],
+        [['migrate', '--plan', 'free'], /--plan/],
+        [['key', 'create', '--json'], /--account/],
+        [['key', 'revoke'], /--id/],
+        [['ban', 'lift'], /--id/],
+        [['key', 'create', '--account'], /account/],
+        [['account', 'list', 'extra'], /extra/],
+        [['migrate', 'now'], /now/],
+        [['key', 'create', '--account', 'acme', 'extra'], /extra/],
+      ];
+      const results = await Promise.all(cases.map(([args]) => box.cli(...args)));
+      results.forEach((result, index) => assertFails(result, 2, cases[index]?.[1]));
+      assert.equal(existsSync(box.databasePath), false, 'bad arguments are refused before the store is opened');
+    });
+
+    it('bad configuration exits 2 with one line naming the variable', async (t) => {
+      const box = sandbox(t);
+      const results = await Promise.all([
+        box.cliWith({ DATABASE_URL: 'mysql://x' }, 'account', 'list'),
+        box.cliWith({ DATABASE_URL: 'mysql://x' }, 'migrate', '--json'),
+        box.cliWith({ LOG_LEVEL: 'loud' }, 'account', 'list'),
+      ]);
+      for (const result of results.slice(0, 2)) assertFails(result as CliResult, 2, /DATABASE_URL/);
+      assertFails(results[2] as CliResult, 2, /LOG_LEVEL/);
+      assert.equal(existsSync(box.databasePath), false, 'nothing is created with a bad configuration');
+    });
+
+    it('every command prints one line of valid JSON with --json, wherever the flag stands', async (t) => {
+      // migrate, account list, key list and ban lift print JSON in the tests above; here the rest.
+      const box = sandbox(t);
+      assertAccount(jsonOf(await box.cli('--json', 'account', 'create', '--name', 'acme', '--plan', 'pro')), { name: 'acme', plan: 'pro' });
+      assertAccount(jsonOf(await box.cli('account', '--json', 'set-plan', '--name', 'acme', '--plan', 'business')), { name: 'acme', plan: 'business' });
+      const created = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--expires-in', '12h', '--json'));
+      assertKeyShape(created);
+      assert.match(created.key, KEY);
+      const revoked = jsonOf<KeyJson>(await box.cli('key', 'revoke', '--json', '--id', created.id));
+      assertKeyShape(revoked);
+      assert.equal(revoked.id, created.id);
+      assert.match(revoked.revokedAt ?? '', ISO);
+      assertFails(await box.cli('ban', 'lift', '--id', created.id, '--json'), 1, /not banned/);
+    });
+  });
+});

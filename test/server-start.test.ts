@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
+
+/**
+ * The real server (src/server.ts) as a child process, as an operator starts it: the demo key on
+ * first start (decisions.md, "Accounts, plans and keys"), configuration errors (README,
+ * "Configuration") and graceful shutdown on SIGTERM/SIGINT (README, "Operations").
+ */
+
+const ROOT = join(import.meta.dirname, '..');
+const KEYS = /pst_[0-9A-Za-z]{36}/g;
+
+interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** src/server.ts as a child whose exit status is observable (ServerProcess does not expose it). */
+interface Child {
+  readonly url: string;
+  stdout(): string;
+  stderr(): string;
+  readonly exited: Promise<Exit>;
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves once /healthz answers; rejects if the process exits first. */
+  healthy(): Promise<void>;
+}
+
+function storeUrl(t: TestContext): string {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-start-'));
+  t.after(() => rmSync(directory, { recursive: true, force: true }));
+  return `sqlite:${join(directory, 'petstore.db')}`;
+}
+
+function spawnServer(t: TestContext, env: Record<string, string>, port: number): Child {
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, ['src/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // 'close' rather than 'exit': every byte the child wrote has been read by then.
+  const exited = new Promise<Exit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    signal: (signal) => void child.kill(signal),
+    async healthy() {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`the server did not answer /healthz: ${stderr} ${stdout}`);
+        const ok = await fetch(`${url}/healthz`).then(
+          (response) => response.ok,
+          () => false,
+        );
+        if (ok) return;
+        await sleep(25);
+      }
+    },
+  };
+}
+
+async function getPets(url: string, key: string): Promise<Response> {
+  return fetch(`${url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+}
+
+/** Output printed before the server answered may still be in the pipe: wait for it briefly. */
+async function outputContaining(server: ServerProcess, text: string): Promise<string> {
+  const deadline = Date.now() + 2000;
+  while (!server.output().includes(text) && Date.now() < deadline) await sleep(20);
+  return server.output();
+}
+
+function distinctKeys(output: string): string[] {
+  return [...new Set(output.match(KEYS) ?? [])];
+}
+
+interface AccessLine {
+  readonly msg: string;
+  readonly method?: string;
+  readonly url?: string;
+  readonly status?: number;
+}
+
+function logLines(stdout: string): AccessLine[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as AccessLine);
+}
+
+/** A POST whose headers and half of its body are sent now, the rest when `finish()` is called. */
+function slowCreate(url: string, key: string, name: string): { finish(): void; response: Promise<{ status: number; body: string }> } {
+  const body = JSON.stringify({ name, categoryId: 1 });
+  const half = Math.floor(body.length / 2);
+  const outgoing = request(`${url}/v1/pets`, {
+    method: 'POST',
+    agent: false,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+  });
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    outgoing.once('error', reject);
+    outgoing.once('response', (incoming: IncomingMessage) => {
+      let text = '';
+      incoming.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      incoming.once('end', () => resolve({ status: incoming.statusCode ?? 0, body: text }));
+      incoming.once('error', reject);
+    });
+  });
+  outgoing.flushHeaders();
+  outgoing.write(body.slice(0, half));
+  return { finish: () => void outgoing.end(body.slice(half)), response };
+}
+
+describe('server start-up', { concurrency: true }, () => {
+  it('prints the demo key once on an empty store; the key works on the free plan; a second start prints none', async (t) => {
+    const databaseUrl = storeUrl(t);
+    const first = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_BOOTSTRAP: 'true' });
+    t.after(() => first.kill('SIGKILL'));
+    const output = await outputContaining(first, 'curl');
+    const keys = distinctKeys(output);
+    assert.equal(keys.length, 1, `exactly one key is printed, got ${JSON.stringify(keys)} in ${output}`);
+    const key = keys[0] as string;
+    assert.ok(
+      output.split('\n').some((line) => line.trim() === key),
+      `the key stands alone on a line: ${output}`,
+    );
+    assert.match(output, new RegExp(`curl -H "Authorization: Bearer ${key}" http://[^\\s]+:${first.port}/v1/pets`), `a curl hint with the key and the port: ${output}`);
+    assert.match(output, /"demo"/, 'the output names the demo account');
+
+    const response = await getPets(first.url, key);
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.deepEqual(await response.json(), []);
+    assert.equal(response.headers.get('x-ratelimit-limit'), '60', 'the free plan: 60 per minute');
+    assert.equal(response.headers.get('ratelimit-policy'), '"minute";q=60;w=60, "day";q=1000;w=86400');
+    await first.kill('SIGTERM');
+
+    const second = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_BOOTSTRAP: 'true' });
+    t.after(() => second.kill('SIGKILL'));
+    const again = await getPets(second.url, key);
+    assert.equal(again.status, 200, 'the demo key survives a restart');
+    await again.text();
+    await second.kill('SIGTERM');
+    assert.deepEqual(distinctKeys(second.output()), [], `no key is printed on a store that has accounts: ${second.output()}`);
+    assert.doesNotMatch(second.output(), /curl/);
+  });
+
+  it('the demo key belongs to the account "demo" on the free plan', async (t) => {
+    const databaseUrl = storeUrl(t);
+    const server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_BOOTSTRAP: 'true' });
+    t.after(() => server.kill('SIGKILL'));
+    const [key] = distinctKeys(await outputContaining(server, 'curl'));
+    assert.ok(key !== undefined);
+    const remaining: string[] = [];
+    for (let call = 0; call < 3; call += 1) {
+      const response = await getPets(server.url, key);
+      assert.equal(response.status, 200);
+      await response.text();
+      remaining.push(response.headers.get('x-ratelimit-remaining') ?? '');
+      assert.match(response.headers.get('ratelimit') ?? '', /^"minute";r=\d+;t=\d+, "day";r=\d+;t=\d+$/);
+    }
+    assert.deepEqual(remaining, ['59', '58', '57']);
+    await server.kill('SIGTERM');
+    const listed = await promisify(execFile)(process.execPath, ['src/cli/main.ts', 'account', 'list', '--json'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl } });
+    const accounts = JSON.parse(listed.stdout) as Array<{ name: string; plan: string }>;
+    assert.deepEqual(
+      accounts.map((account) => ({ name: account.name, plan: account.plan })),
+      [{ name: 'demo', plan: 'free' }],
+    );
+  });
+
+  it('does not create the demo key with DEMO_BOOTSTRAP=false', async (t) => {
+    const server = await startServerProcess({ DATABASE_URL: storeUrl(t), DEMO_BOOTSTRAP: 'false' });
+    await server.kill('SIGTERM');
+    assert.deepEqual(distinctKeys(server.output()), []);
+  });
+
+  for (const [name, value] of [
+    ['PORT', 'abc'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['KEY_CACHE_TTL_MS', '5000'],
+  ] as const) {
+    it(`exits with status 2 and one line naming ${name} when ${name}=${value}`, async (t) => {
+      const child = spawnServer(t, { DATABASE_URL: storeUrl(t), [name]: value }, await freePort());
+      const exit = await Promise.race([child.exited, sleep(10_000, undefined, { ref: false })]);
+      assert.ok(exit !== undefined, 'the process exits at once');
+      assert.deepEqual(exit, { code: 2, signal: null }, child.stderr());
+      assert.match(child.stderr(), /^petstore: [^\n]+\n$/, `one line on stderr: ${JSON.stringify(child.stderr())}`);
+      assert.ok(child.stderr().includes(name), `the message names ${name}: ${child.stderr()}`);
+      assert.equal(child.stdout(), '', 'nothing on stdout');
+    });
+  }
+
+  it('SIGTERM: in-flight requests complete, new ones are refused, logs are flushed, exit code 0', async (t) => {
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t), DEMO_BOOTSTRAP: 'true' }, await freePort());
+    await child.healthy();
+    const [key] = distinctKeys(child.stdout());
+    assert.ok(key !== undefined, `the demo key is printed: ${child.stdout()}`);
+
+    // A burst of requests answered before the signal: their access-log lines must reach stdout.
+    const burst = await Promise.all(Array.from({ length: 20 }, () => getPets(child.url, key).then(async (response) => ({ status: response.status, body: await response.text() }))));
+    assert.deepEqual(
+      burst.map((answer) => answer.status),
+      Array.from({ length: 20 }, () => 200),
+    );
+    // Requests in flight when the signal arrives: headers and half a body sent.
+    const slow = Array.from({ length: 3 }, (_, index) => slowCreate(child.url, key, `in-flight-${index}`));
+    await sleep(300);
+    child.signal('SIGTERM');
+    await sleep(300);
+    assert.equal(await Promise.race([child.exited.then(() => 'exited'), sleep(0).then(() => 'running')]), 'running', 'the server waits for in-flight requests');
+    const late = await fetch(`${child.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } }).then(
+      (response) => response.status,
+      () => 'refused',
+    );
+    assert.ok(late === 'refused' || late === 503, `a new request during shutdown is refused or answered 503, got ${String(late)}`);
+
+    for (const request of slow) request.finish();
+    const answers = await Promise.all(slow.map((request) => request.response));
+    for (const [index, answer] of answers.entries()) {
+      assert.equal(answer.status, 201, `in-flight request ${index} completes: ${answer.body}`);
+      assert.equal((JSON.parse(answer.body) as { name: string }).name, `in-flight-${index}`);
+    }
+
+    assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
+    const stdout = child.stdout();
+    assert.match(stdout, /shutting down/);
+    const lines = logLines(stdout);
+    const requests = lines.filter((line) => line.msg === 'request');
+    assert.equal(requests.filter((line) => line.method === 'GET' && line.url === '/v1/pets' && line.status === 200).length, 20, 'every answered GET is in the access log');
+    assert.equal(requests.filter((line) => line.method === 'POST' && line.status === 201).length, 3, 'the in-flight requests are in the access log');
+    assert.equal(stdout.split(key).length - 1, 2, 'the key appears only in the start-up banner (alone and in the curl hint), never in the logs');
+    assert.equal(child.stderr(), '');
+  });
+
+  it('SIGINT also shuts down with exit code 0', async (t) => {
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t) }, await freePort());
+    await child.healthy();
+    child.signal('SIGINT');
+    assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
+    assert.match(child.stdout(), /shutting down/);
+  });
+});
