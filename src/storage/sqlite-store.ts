@@ -32,9 +32,28 @@ import type {
  */
 export function openSqliteStore(path: string): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new DatabaseSync(path);
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  // The busy timeout comes first, so that opening while a CLI command or another process holds a
+  // lock waits for it instead of failing with "database is locked".
+  const db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
+  enableWal(db);
+  db.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
   return new SqliteStore(db);
+}
+
+const BUSY_TIMEOUT_MS = 5000;
+
+/** Switching a new file to WAL can report SQLITE_BUSY without calling the busy handler: retry. */
+function enableWal(db: DatabaseSync): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!(error instanceof Error && /locked|busy/i.test(error.message)) || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
 }
 
 /** [id, name, category_id, status]: pet statements return arrays, cheaper to build than objects. */
