@@ -11,8 +11,7 @@ import { sendError } from './error-body.ts';
  */
 export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
   return (request, reply, verification, done) => {
-    const pending = verification.ok ? policy.forKey(verification.principal) : policy.forAddress(request.ip);
-    pending.then((verdict) => {
+    const answer = (verdict: LimitVerdict): void => {
       applyFields(reply, verdict);
       if (verdict.kind !== 'allow') {
         reply.header('retry-after', String(verdict.retryAfterSeconds));
@@ -22,7 +21,16 @@ export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
       } else {
         sendUnauthorized(reply, verification);
       }
-    }, done);
+    };
+    let verdict: LimitVerdict | Promise<LimitVerdict>;
+    try {
+      verdict = verification.ok ? policy.forKey(verification.principal) : policy.forAddress(request.ip);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (verdict instanceof Promise) verdict.then(answer, done);
+    else answer(verdict);
   };
 }
 

@@ -40,12 +40,8 @@ export class MemoryLimiter implements RateLimiter {
     this.sweeper.unref();
   }
 
-  async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
-    return this.consumeNow(request, now);
-  }
-
-  /** Synchronous core, also used by the Redis limiter when Redis is unreachable. */
-  consumeNow(request: ConsumeRequest, now: number): ConsumeResult {
+  /** Synchronous; also what the Redis limiter answers with while Redis is unreachable. */
+  consume(request: ConsumeRequest, now: number): ConsumeResult {
     const counters = this.countersOf(request.subject);
     let allowed = !request.peek;
     const current: Counter[] = [];

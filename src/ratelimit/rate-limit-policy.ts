@@ -25,6 +25,17 @@ export interface RateLimitPolicyOptions {
 
 const DAY_MS = 86_400_000;
 
+interface PreparedPrincipal {
+  readonly subject: string;
+  readonly strikeSubject: string;
+  readonly windows: readonly WindowSpec[];
+}
+
+/** Applies `next` at once to a ready value, or after the promise settles. */
+function whenSettled<T, U>(value: T | Promise<T>, next: (settled: T) => U | Promise<U>): U | Promise<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
 /**
  * Decides, per request, whether it may proceed: per-account minute and day windows for keys,
  * a per-address minute window for everything without a valid key, and temporary bans of keys that
@@ -36,6 +47,7 @@ export class RateLimitPolicy {
   private readonly clock: Clock;
   private readonly options: RateLimitPolicyOptions;
   private readonly anonymousWindows: readonly WindowSpec[];
+  private readonly preparedPrincipals = new WeakMap<KeyPrincipal, PreparedPrincipal>();
 
   constructor(limiter: RateLimiter, bans: BanStore, clock: Clock, options: RateLimitPolicyOptions) {
     this.limiter = limiter;
@@ -45,37 +57,54 @@ export class RateLimitPolicy {
     this.anonymousWindows = [{ name: 'minute', limit: options.anonymousPerMinute, seconds: 60 }];
   }
 
-  async forKey(principal: KeyPrincipal): Promise<LimitVerdict> {
+  /** Synchronous with an in-process limiter, except when this request starts a ban. */
+  forKey(principal: KeyPrincipal): LimitVerdict | Promise<LimitVerdict> {
     const now = this.clock.now();
-    const limits = limitsFor(principal);
-    const windows: WindowSpec[] = [
-      { name: 'minute', limit: limits.perMinute, seconds: 60 },
-      { name: 'day', limit: limits.perDay, seconds: 86_400 },
-    ];
-    const subject = `account:${principal.accountId}`;
-    if (principal.bannedUntil !== null && principal.bannedUntil > now) {
-      const state = await this.limiter.consume({ subject, windows, peek: true }, now);
-      return this.banned(state, principal.bannedUntil, now);
+    const { subject, strikeSubject, windows } = this.prepared(principal);
+    const bannedUntil = principal.bannedUntil;
+    if (bannedUntil !== null && bannedUntil > now) {
+      return whenSettled(this.limiter.consume({ subject, windows, peek: true }, now), (state) => this.banned(state, bannedUntil, now));
     }
-    const strikeSubject = `key:${principal.keyId}`;
-    const result = await this.limiter.consume({ subject, windows, strikeSubject }, now);
+    return whenSettled(this.limiter.consume({ subject, windows, strikeSubject }, now), (result) => this.judge(principal, result, now));
+  }
+
+  forAddress(address: string): LimitVerdict | Promise<LimitVerdict> {
+    const now = this.clock.now();
+    return whenSettled(this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now), (result) =>
+      result.allowed ? { kind: 'allow', fields: rateLimitFields(result.windows, now) } : this.limited(result, now, 'requests without a valid API key, per client address'),
+    );
+  }
+
+  private judge(principal: KeyPrincipal, result: ConsumeResult, now: number): LimitVerdict | Promise<LimitVerdict> {
     if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now) };
     // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
     // Strikes are counted atomically, so exactly one request (on any instance) sees the crossing
     // and writes the ban; the rest of a burst in flight meanwhile are refused as rate_limited.
     if (result.strikes === this.options.ban.threshold + 2) {
-      const until = await this.ban(principal.keyId, now);
-      await this.limiter.clearStrikes(strikeSubject);
-      return this.banned(result, until, now);
+      return this.ban(principal.keyId, now).then(async (until) => {
+        await this.limiter.clearStrikes(`key:${principal.keyId}`);
+        return this.banned(result, until, now);
+      });
     }
     return this.limited(result, now, `${principal.plan} plan`);
   }
 
-  async forAddress(address: string): Promise<LimitVerdict> {
-    const now = this.clock.now();
-    const result = await this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now);
-    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now) };
-    return this.limited(result, now, 'requests without a valid API key, per client address');
+  /** Subjects and windows of a principal, built once per cached principal instead of per request. */
+  private prepared(principal: KeyPrincipal): PreparedPrincipal {
+    let prepared = this.preparedPrincipals.get(principal);
+    if (!prepared) {
+      const limits = limitsFor(principal);
+      prepared = {
+        subject: `account:${principal.accountId}`,
+        strikeSubject: `key:${principal.keyId}`,
+        windows: [
+          { name: 'minute', limit: limits.perMinute, seconds: 60 },
+          { name: 'day', limit: limits.perDay, seconds: 86_400 },
+        ],
+      };
+      this.preparedPrincipals.set(principal, prepared);
+    }
+    return prepared;
   }
 
   private async ban(keyId: string, now: number): Promise<number> {

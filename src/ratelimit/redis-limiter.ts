@@ -159,7 +159,7 @@ export class RedisLimiter implements RateLimiter {
       result = await this.withDeadline(this.consumeInRedis(request, now));
     } catch (error) {
       this.fellBack(asError(error));
-      return this.fallback.consumeNow(request, now);
+      return this.fallback.consume(request, now);
     }
     if (this.degraded) {
       this.degraded = false;

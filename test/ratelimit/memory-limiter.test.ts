@@ -21,7 +21,7 @@ describe('MemoryLimiter: memory bound', () => {
     const limiter = new MemoryLimiter({ maxSubjects: 1000 });
     try {
       for (let i = 0; i < 50_000; i += 1) {
-        const result = limiter.consumeNow({ subject: `address:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, windows: MINUTE }, NOW);
+        const result = limiter.consume({ subject: `address:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, windows: MINUTE }, NOW);
         assert.equal(result.allowed, true);
       }
       assert.ok(limiter.size() <= 1000, `size ${limiter.size()} exceeds maxSubjects 1000`);
@@ -36,13 +36,13 @@ describe('MemoryLimiter: memory bound', () => {
     try {
       const busy = 'address:192.0.2.1';
       const large: WindowSpec[] = [{ name: 'minute', limit: 1000, seconds: 60 }];
-      limiter.consumeNow({ subject: busy, windows: large }, NOW);
+      limiter.consume({ subject: busy, windows: large }, NOW);
       for (let i = 0; i < 100; i += 1) {
-        limiter.consumeNow({ subject: `address:198.51.100.${i}`, windows: MINUTE }, NOW);
-        limiter.consumeNow({ subject: busy, windows: large }, NOW);
+        limiter.consume({ subject: `address:198.51.100.${i}`, windows: MINUTE }, NOW);
+        limiter.consume({ subject: busy, windows: large }, NOW);
       }
       assert.ok(limiter.size() <= 10, `size ${limiter.size()}`);
-      const result = limiter.consumeNow({ subject: busy, windows: large, peek: true }, NOW);
+      const result = limiter.consume({ subject: busy, windows: large, peek: true }, NOW);
       assert.equal(result.windows[0]?.remaining, 1000 - 101, 'the busy subject kept its count');
     } finally {
       await limiter.close();
@@ -53,9 +53,9 @@ describe('MemoryLimiter: memory bound', () => {
     const limiter = new MemoryLimiter({ maxSubjects: 100 });
     try {
       const account = { subject: 'account:1', windows: BOTH };
-      limiter.consumeNow(account, NOW);
-      for (let i = 0; i < 5000; i += 1) limiter.consumeNow({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
-      const second = limiter.consumeNow(account, NOW);
+      limiter.consume(account, NOW);
+      for (let i = 0; i < 5000; i += 1) limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      const second = limiter.consume(account, NOW);
       assert.equal(second.allowed, true);
       assert.equal(second.windows[0]?.remaining, 0, 'the account kept its first request');
       assert.ok(limiter.size() <= 101, `size ${limiter.size()}`);
@@ -67,10 +67,10 @@ describe('MemoryLimiter: memory bound', () => {
   it('sweep(now) drops every idle subject and strike once its windows have ended', async () => {
     const limiter = new MemoryLimiter();
     try {
-      for (let i = 0; i < 500; i += 1) limiter.consumeNow({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      for (let i = 0; i < 500; i += 1) limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
       for (let i = 0; i < 50; i += 1) {
         const account = { subject: `account:${i}`, windows: BOTH, strikeSubject: `key:k${i}` };
-        for (let j = 0; j < 4; j += 1) limiter.consumeNow(account, NOW);
+        for (let j = 0; j < 4; j += 1) limiter.consume(account, NOW);
       }
       assert.equal(limiter.size(), 500 + 50 + 50, 'addresses, accounts and the strikes of 50 keys');
 
@@ -93,7 +93,7 @@ describe('MemoryLimiter: memory bound', () => {
     let now = NOW;
     const limiter = new MemoryLimiter({ sweepEveryMs: 20, now: () => now });
     try {
-      for (let i = 0; i < 100; i += 1) limiter.consumeNow({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      for (let i = 0; i < 100; i += 1) limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
       assert.equal(limiter.size(), 100);
       now = NOW + 60_000;
       const deadline = Date.now() + 2000;

@@ -169,7 +169,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
             ...(random() < 0.7 ? { strikeSubject: pick(strikeSubjects) } : {}),
             ...(random() < 0.1 ? { peek: true } : {}),
           };
-          const expected = memory.consumeNow(request, now);
+          const expected = memory.consume(request, now);
           const actual = await redis.consume(request, now);
           assert.deepEqual(actual, expected, `step ${step} at ${new Date(now).toISOString()}: ${JSON.stringify(request)}`);
         }
@@ -196,7 +196,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       ];
       try {
         for (const [request, now, strikes] of steps) {
-          const expected = memory.consumeNow(request, now);
+          const expected = memory.consume(request, now);
           const actual = await limiter.consume(request, now);
           assert.deepEqual(actual, expected);
           assert.equal(actual.strikes, strikes);
@@ -307,7 +307,7 @@ describe('RedisLimiter: Redis unreachable', () => {
       for (let i = 0; i < 4; i += 1) {
         const { value, ms } = await timed(limiter.consume(request, MID_MINUTE));
         assert.ok(ms < 300, `answered in ${ms.toFixed(0)} ms`);
-        assert.deepEqual(value, reference.consumeNow(request, MID_MINUTE), 'the fallback limits like MemoryLimiter');
+        assert.deepEqual(value, reference.consume(request, MID_MINUTE), 'the fallback limits like MemoryLimiter');
       }
       assert.equal(fallbacks.errors.length, 4);
       assert.match(fallbacks.errors[0]?.message ?? '', /Redis is unreachable/);
