@@ -49,10 +49,17 @@ async function announceDemoKey(services: Services): Promise<void> {
       '',
       `  ${demo.key}`,
       '',
-      `Try: curl -H "Authorization: Bearer ${demo.key}" http://localhost:${services.config.port}/v1/pets`,
+      `Try: curl -H "Authorization: Bearer ${demo.key}" ${exampleOrigin(services.config)}/v1/pets`,
       '',
     ].join('\n') + '\n',
   );
+}
+
+/** Where a newcomer on this machine reaches the server. */
+function exampleOrigin(config: Config): string {
+  if (config.publicBaseUrl) return config.publicBaseUrl;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
 }
 
 export async function main(): Promise<void> {
