@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import { ConflictError, DomainError, NotFoundError, ValidationError } from '../errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { PLANS, type AccountRecord, type ApiKeyRecord, type Plan, type Store } from '../storage/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
 
@@ -120,6 +120,3 @@ function checkPlan(choice: PlanChoice): { plan: Plan; perMinute: number | null; 
   return { plan, perMinute, perDay };
 }
 
-export function isDomainError(error: unknown): error is DomainError {
-  return error instanceof DomainError;
-}
