@@ -11,7 +11,7 @@ import { authenticationHook, refuseUnauthenticated, type AfterAuthentication } f
 import { errorJson, sendError } from './error-body.ts';
 import type { AccessLog } from './access-log.ts';
 import { handleError } from './error-handler.ts';
-import { parseJsonBody } from './json-body.ts';
+import { BODY_LIMIT_BYTES, parseJsonBody } from './json-body.ts';
 import type { Metrics } from './metrics.ts';
 import { registerOpenApi, registerOpenApiDocumentRoute } from './openapi.ts';
 import { registerOpsRoutes, type ReadinessCheck } from './ops-routes.ts';
@@ -32,8 +32,6 @@ export interface AppDependencies {
   /** One line per answered request; none when undefined (LOG_LEVEL above info). */
   readonly accessLog: AccessLog | undefined;
 }
-
-export const BODY_LIMIT_BYTES = 16 * 1024;
 
 /** What browsers may read from responses when CORS is on (decisions: rate limits, Retry-After, Link, deprecation). */
 const EXPOSED_HEADERS = [

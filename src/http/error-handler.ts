@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../errors.ts';
 import { sendError } from './error-body.ts';
+import { BODY_LIMIT_BYTES } from './json-body.ts';
 
-const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**
  * The HTTP edge: maps typed domain errors and Fastify's own request errors to an Error body.

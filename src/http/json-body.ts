@@ -7,8 +7,11 @@ import { ValidationError } from '../errors.ts';
  */
 const exactDigits = new WeakMap<object, Map<string, string>>();
 const INTEGER_LITERAL = /^-?(0|[1-9][0-9]*)$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+/** Largest request body accepted (decisions: over 16 KiB is 413). */
+export const BODY_LIMIT_BYTES = 16 * 1024;
 
 interface ReviverContext {
   readonly source?: string;

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ValidationError } from '../errors.ts';
-import { rememberExactDigits } from './json-body.ts';
+import { INT64_MAX, INT64_MIN, rememberExactDigits } from './json-body.ts';
 
 /**
  * Request validation with the route schemas (src/pets/pet-schemas.ts), stricter than Fastify's
@@ -48,8 +48,6 @@ export function createValidatorCompiler(sharedSchemas: readonly object[]): Fasti
 }
 
 const DECIMAL = /^-?(0|[1-9][0-9]*)$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 
 /** Turns plain-decimal strings into numbers where the schema wants integers; refuses repeats. */
 function normaliseTextParameters(root: SchemaNode, values: Record<string, unknown>): ValidationError | undefined {

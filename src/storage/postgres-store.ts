@@ -379,10 +379,10 @@ class PostgresPets implements PetStore {
    * transaction (one round trip); the promise resolves after COMMIT (synchronous_commit).
    */
   async create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord> {
+    if (!idempotency) return this.enqueue(pet, now);
     const insert = `WITH serial AS (SELECT pg_advisory_xact_lock(${lockKey('pets')}))
       INSERT INTO pets (name, category_id, status, created_at) SELECT $1, $2::bigint, $3, $4 FROM serial RETURNING id`;
     const values = [pet.name, pet.categoryId.toString(), pet.status, now];
-    if (!idempotency) return this.enqueue(pet, now);
     return this.db.transaction(async (query) => {
       const { rows } = await query<{ id: string }>(insert, values);
       const created: PetRecord = { id: Number((rows[0] as { id: string }).id), ...pet };
