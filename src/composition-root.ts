@@ -4,6 +4,7 @@ import { AccountService } from './auth/account-service.ts';
 import { KeyVerifier } from './auth/key-verifier.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { GET_PET_SUNSET, type Config } from './config.ts';
+import { LogDestination } from './log-destination.ts';
 import type { AppDependencies } from './http/build-app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import type { ReadinessCheck } from './http/ops-routes.ts';
@@ -33,15 +34,13 @@ export interface ServiceOptions {
   readonly logging?: { logger: Logger; accessLog: AccessLog | undefined };
 }
 
-/** One logger for the app and the services, so every line has the same shape and redaction. */
 /**
- * Log lines go out through a buffered, asynchronous destination: written 4 KiB at a time, and at
- * least every second, instead of one write(2) per request. Shutdown flushes what is left.
+ * One logger for the app and the services, so every line has the same shape and redaction. Lines
+ * go out through a buffered, asynchronous destination instead of one write(2) per request;
+ * shutdown flushes what is left.
  */
 export function createLogger(level: string): { logger: Logger; accessLog: AccessLog | undefined } {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  const flusher = setInterval(() => destination.flush(), 1000);
-  flusher.unref();
+  const destination = LogDestination.forStdout();
   const logger = pino({ level, redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' } }, destination);
   return { logger, accessLog: logger.isLevelEnabled('info') ? createAccessLog(destination) : undefined };
 }

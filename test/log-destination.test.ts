@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { pino } from 'pino';
+import { createAccessLog } from '../src/http/access-log.ts';
+import { LogDestination } from '../src/log-destination.ts';
+
+/**
+ * The buffered log destination (README, "Operations": logs): lines reach the file in order, in
+ * chunks rather than one write per line, and nothing is lost on flush.
+ */
+
+function logFile(t: TestContext): { path: string; stream: ReturnType<typeof pino.destination> } {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-log-'));
+  t.after(() => rmSync(directory, { recursive: true, force: true }));
+  const path = join(directory, 'out.log');
+  return { path, stream: pino.destination({ dest: openSync(path, 'a'), sync: false, minLength: 1 }) };
+}
+
+function flushed(destination: LogDestination): Promise<void> {
+  return new Promise((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
+}
+
+describe('LogDestination', () => {
+  it('keeps lines in memory until a chunk is full, then hands the chunk over whole', () => {
+    const chunks: string[] = [];
+    const destination = new LogDestination({ write: (chunk) => chunks.push(chunk), flush: (callback) => callback?.() }, { chunkChars: 100, maxDelayMs: 60_000 });
+    const line = `${'x'.repeat(39)}\n`;
+    destination.write(line);
+    destination.write(line);
+    assert.deepEqual(chunks, [], 'two lines of 40 characters stay below 100');
+    destination.write(line);
+    assert.deepEqual(chunks, [line.repeat(3)]);
+    destination.write('tail\n');
+    destination.flush();
+    assert.deepEqual(chunks, [line.repeat(3), 'tail\n']);
+  });
+
+  it('writes pending lines after at most the delay, without a flush', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const chunks: string[] = [];
+    const destination = new LogDestination({ write: (chunk) => chunks.push(chunk), flush: (callback) => callback?.() }, { maxDelayMs: 1000 });
+    destination.write('a\n');
+    t.mock.timers.tick(999);
+    assert.deepEqual(chunks, []);
+    t.mock.timers.tick(1);
+    assert.deepEqual(chunks, ['a\n']);
+  });
+
+  it('gets pino lines and access-log lines into the file in the order they were written', async (t) => {
+    const { path, stream } = logFile(t);
+    const destination = new LogDestination(stream);
+    const logger = pino({ base: undefined }, destination);
+    const accessLog = createAccessLog(destination);
+    for (let i = 0; i < 2000; i += 1) {
+      accessLog({ reqId: `req-${i}`, method: 'GET', url: `/v1/pets/${i}`, status: 200, ms: 0.1, keyId: 'key_1' });
+      if (i % 500 === 0) logger.warn({ i }, 'marker');
+    }
+    await flushed(destination);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { msg: string; reqId?: string; i?: number });
+    assert.equal(lines.length, 2004);
+    const order = lines.map((line) => (line.msg === 'marker' ? `marker-${line.i}` : line.reqId));
+    const expected: string[] = [];
+    for (let i = 0; i < 2000; i += 1) {
+      expected.push(`req-${i}`);
+      if (i % 500 === 0) expected.push(`marker-${i}`);
+    }
+    assert.deepEqual(order, expected);
+  });
+});
