@@ -24,7 +24,7 @@ export const EnvSchema = Type.Object({
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+(/.*)?$', description: 'Absolute origin used in Link headers; relative links when unset.' })),
   DEPRECATION_DATE: Type.String({ default: '2025-12-05T00:00:00Z', description: 'When GET /v1/pets/{petId} was deprecated (Deprecation header).' }),
   KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 1000, description: 'How long a verified key is trusted before storage is asked again.' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 10000, description: 'Whole-request timeout, body included.' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 10000, description: 'Time a client has to send its headers and whole body; then 408.' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000, description: 'Grace period for in-flight requests on SIGTERM.' }),
   CORS_ORIGINS: Type.String({ default: '', description: 'Comma-separated allowed origins; empty disables CORS.' }),
   TRUST_PROXY: Bool,

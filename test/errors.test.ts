@@ -291,3 +291,63 @@ describe('errors', () => {
     }
   });
 });
+
+/** Sends `request` and then nothing more; resolves with what the server wrote once it closes the connection. */
+function stalledExchange(url: string, request: string, giveUpMs: number): Promise<{ raw: string; closedAfterMs: number }> {
+  const { hostname, port } = new URL(url);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept a stalled connection open for ${giveUpMs} ms`));
+    }, giveUpMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ raw: Buffer.concat(chunks).toString('utf8'), closedAfterMs: performance.now() - started });
+    });
+    if (request !== '') socket.write(request);
+  });
+}
+
+describe('slow clients (REQUEST_TIMEOUT_MS)', { concurrency: true }, () => {
+  const timeoutMs = 1000;
+  let app: TestApp;
+  let key: string;
+
+  before(async () => {
+    app = await startTestApp({ env: { REQUEST_TIMEOUT_MS: String(timeoutMs) } });
+    ({ key } = await app.newKey());
+  });
+  after(() => app.close());
+
+  const stalls: Array<[string, () => string]> = [
+    ['headers that stop halfway', () => 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthor'],
+    ['a body shorter than its Content-Length', () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`],
+  ];
+  for (const [what, request] of stalls) {
+    it(`answers ${what} with 408 and an Error body, then closes`, async () => {
+      const { raw, closedAfterMs } = await stalledExchange(app.url, request(), 10 * timeoutMs);
+      const response = parseRaw(raw);
+      assert.equal(response.status, 408, raw.slice(0, 200));
+      assertErrorShape(response);
+      assert.equal(response.headers.get('connection'), 'close');
+      // Node's sweep runs every second, so the cut comes between the timeout and a second later.
+      assert.ok(closedAfterMs >= timeoutMs * 0.9 && closedAfterMs < timeoutMs + 2500, `closed after ${Math.round(closedAfterMs)} ms`);
+    });
+  }
+
+  it('closes a connection that never sends a byte', async () => {
+    const { closedAfterMs } = await stalledExchange(app.url, '', 10 * timeoutMs);
+    assert.ok(closedAfterMs < timeoutMs + 2500, `closed after ${Math.round(closedAfterMs)} ms`);
+  });
+
+  it('keeps serving requests that arrive in time', async () => {
+    const response = await fetch(`${app.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(response.status, 200);
+    await response.arrayBuffer();
+  });
+});
