@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 
-/** What the log destination writes to: sonic-boom, as pino.destination() makes it. */
+/** What the log destination writes to: sonic-boom in buffer mode, as pino.destination() makes it. */
 export interface LineStream {
-  write(chunk: string): unknown;
+  write(chunk: Buffer): unknown;
   flush(callback?: (error?: Error) => void): void;
 }
 
@@ -35,8 +35,7 @@ export class LogDestination {
 
   /** Writes to standard output without blocking the event loop. */
   static forStdout(): LogDestination {
-    // minLength 1: the stream writes what it is handed at once, and flush() still waits for it.
-    return new LogDestination(pino.destination({ dest: 1, sync: false, minLength: 1 }));
+    return new LogDestination(asyncFileStream(1));
   }
 
   write(line: string): boolean {
@@ -55,6 +54,18 @@ export class LogDestination {
     if (this.#pending === '') return;
     const chunk = this.#pending;
     this.#pending = '';
-    this.#stream.write(chunk);
+    this.#stream.write(Buffer.from(chunk));
   }
+}
+
+/**
+ * sonic-boom on `fd`, asynchronous, in buffer mode: a chunk is encoded once here, where its utf8
+ * mode would measure the string twice. minLength 1 writes what it is handed at once, and still
+ * makes flush() wait for the write in flight.
+ */
+export function asyncFileStream(fd: number): LineStream {
+  const stream = pino.destination({ dest: fd, sync: false, minLength: 1, contentMode: 'buffer' });
+  // Its typings only describe utf8 mode; in buffer mode write() takes Buffers.
+  const write = stream.write.bind(stream) as unknown as (chunk: Buffer) => boolean;
+  return { write, flush: (callback) => stream.flush(callback) };
 }
