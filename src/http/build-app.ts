@@ -113,7 +113,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const accessLog = deps.accessLog;
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    deps.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
+    deps.metrics.requests.inc(request.method, route, reply.statusCode);
     deps.metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     accessLog?.({
       reqId: request.id,

@@ -1,11 +1,12 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { TallyCounter } from './tally-counter.ts';
 
 /** Prometheus metrics of one app instance; a registry per app keeps tests independent. */
 export interface Metrics {
   readonly registry: Registry;
-  readonly requests: Counter<'method' | 'route' | 'status'>;
+  readonly requests: TallyCounter<'method' | 'route' | 'status'>;
   readonly duration: Histogram<'method' | 'route'>;
-  readonly deprecatedCalls: Counter<'account'>;
+  readonly deprecatedCalls: TallyCounter<'account'>;
   readonly rateLimited: Counter<'reason'>;
   readonly limiterFallbacks: Counter;
 }
@@ -15,7 +16,7 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
   if (options.collectProcessMetrics) collectDefaultMetrics({ register: registry });
   return {
     registry,
-    requests: new Counter({ name: 'petstore_http_requests_total', help: 'Requests answered, by route and status.', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+    requests: new TallyCounter({ name: 'petstore_http_requests_total', help: 'Requests answered, by route and status.', labelNames: ['method', 'route', 'status'], registers: [registry] }),
     duration: new Histogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time to answer a request.',
@@ -23,7 +24,7 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
-    deprecatedCalls: new Counter({
+    deprecatedCalls: new TallyCounter({
       name: 'petstore_deprecated_calls_total',
       help: 'Calls to the deprecated GET /v1/pets/{petId}, per account, so operators know who must migrate.',
       labelNames: ['account'],
