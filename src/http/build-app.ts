@@ -114,7 +114,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.requests.inc(request.method, route, reply.statusCode);
-    deps.metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    deps.metrics.duration.record(request.method, route, reply.elapsedTime / 1000);
     accessLog?.({
       reqId: request.id,
       method: request.method,

@@ -1,11 +1,11 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { TallyCounter } from './tally-counter.ts';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { TallyCounter, TallyHistogram } from './tally-metrics.ts';
 
 /** Prometheus metrics of one app instance; a registry per app keeps tests independent. */
 export interface Metrics {
   readonly registry: Registry;
   readonly requests: TallyCounter<'method' | 'route' | 'status'>;
-  readonly duration: Histogram<'method' | 'route'>;
+  readonly duration: TallyHistogram<'method' | 'route'>;
   readonly deprecatedCalls: TallyCounter<'account'>;
   readonly rateLimited: Counter<'reason'>;
   readonly limiterFallbacks: Counter;
@@ -17,7 +17,7 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
   return {
     registry,
     requests: new TallyCounter({ name: 'petstore_http_requests_total', help: 'Requests answered, by route and status.', labelNames: ['method', 'route', 'status'], registers: [registry] }),
-    duration: new Histogram({
+    duration: new TallyHistogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time to answer a request.',
       labelNames: ['method', 'route'],

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Registry } from 'prom-client';
-import { TallyCounter } from '../src/http/tally-counter.ts';
+import { Histogram, Registry } from 'prom-client';
+import { TallyCounter, TallyHistogram } from '../src/http/tally-metrics.ts';
 
-/** The counter behind petstore_http_requests_total and petstore_deprecated_calls_total (README, "Operations"). */
+/** The metrics behind petstore_http_requests_total, _request_duration_seconds and petstore_deprecated_calls_total (README, "Operations"). */
 
 async function valuesOf(counter: TallyCounter<string>): Promise<Array<{ labels: object; value: number }>> {
   const { values } = await counter.counter.get();
@@ -49,5 +49,31 @@ describe('TallyCounter', () => {
       { labels: { a: 'x', b: 'y' }, value: 2 },
       { labels: { a: 'x', b: 'z' }, value: 1 },
     ]);
+  });
+});
+
+describe('TallyHistogram', () => {
+  it('exposes exactly what prom-client\'s own Histogram exposes for the same observations', async () => {
+    const buckets = [0.001, 0.01, 0.1, 1];
+    const reference = new Registry();
+    const tallied = new Registry();
+    const plain = new Histogram({ name: 'duration_seconds', help: 'Time.', labelNames: ['method', 'route'], buckets, registers: [reference] });
+    const histogram = new TallyHistogram({ name: 'duration_seconds', help: 'Time.', labelNames: ['method', 'route'], buckets, registers: [tallied] });
+    const observations: Array<[string, string, number]> = [
+      ['GET', '/a', 0.0005],
+      ['GET', '/a', 0.001],
+      ['GET', '/a', 0.05],
+      ['GET', '/a', 7],
+      ['POST', '/a', 0.002],
+      ['GET', '/b', 0.3],
+    ];
+    for (const [method, route, seconds] of observations) {
+      plain.observe({ method, route }, seconds);
+      histogram.record(method, route, seconds);
+    }
+    const text = await tallied.metrics();
+    assert.equal(text, await reference.metrics());
+    assert.match(text, /^duration_seconds_bucket\{le="0.001",method="GET",route="\/a"\} 2$/m, 'an observation on a bound counts in that bucket');
+    assert.match(text, /^duration_seconds_count\{method="GET",route="\/a"\} 4$/m);
   });
 });
