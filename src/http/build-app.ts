@@ -11,6 +11,7 @@ import { authenticationHook, refuseUnauthenticated, type AfterAuthentication } f
 import { sendError } from './error-body.ts';
 import type { AccessLog } from './access-log.ts';
 import { handleError } from './error-handler.ts';
+import { LazyRequestLogger } from './lazy-request-logger.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './json-body.ts';
 import type { Metrics } from './metrics.ts';
 import { registerOpenApi, registerOpenApiDocumentRoute } from './openapi.ts';
@@ -64,6 +65,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     loggerInstance: deps.logger,
     // One access-log line per request, written in onResponse, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger, bindings, options),
     bodyLimit: BODY_LIMIT_BYTES,
     // Slow or silent clients are cut off by Node's own sweep (408, then close) once their headers
     // or whole request take longer than this. Not Fastify's connectionTimeout: a per-socket idle
