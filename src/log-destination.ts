@@ -7,28 +7,30 @@ export interface LineStream {
 }
 
 export interface LogDestinationOptions {
-  /** Pending text, in characters, that is handed to the stream at once. */
-  readonly chunkChars?: number;
+  /** Bytes gathered before they are handed to the stream at once. */
+  readonly chunkBytes?: number;
   /** The longest a line waits in memory. */
   readonly maxDelayMs?: number;
 }
 
 /**
  * Where every log line goes, the access log's and pino's alike (so they keep their order): lines
- * gather in memory and reach the stream in chunks of 16 KiB, and at least every second.
- * Hand-written because sonic-boom's own buffering measures the UTF-8 length of its whole pending
- * chunk on each write, which with one access-log line per request cost about 15% of a cached GET's
- * throughput in `npm run bench`; here a line costs one string append.
+ * are encoded straight into a 64 KiB buffer, which reaches the stream when full, and at least every
+ * second. Hand-written because sonic-boom's own buffering measures the UTF-8 length of its whole
+ * pending chunk on each write, which with one access-log line per request cost about 15% of a
+ * cached GET's throughput in `npm run bench`; encoding a long joined string at once still cost 2.5%.
  */
 export class LogDestination {
   readonly #stream: LineStream;
-  readonly #chunkChars: number;
+  readonly #chunkBytes: number;
   readonly #timer: NodeJS.Timeout;
-  #pending = '';
+  #chunk: Buffer;
+  #used = 0;
 
   constructor(stream: LineStream, options: LogDestinationOptions = {}) {
     this.#stream = stream;
-    this.#chunkChars = options.chunkChars ?? 16 * 1024;
+    this.#chunkBytes = options.chunkBytes ?? 64 * 1024;
+    this.#chunk = Buffer.allocUnsafe(this.#chunkBytes);
     this.#timer = setInterval(() => this.#handOver(), options.maxDelayMs ?? 1000);
     this.#timer.unref();
   }
@@ -39,8 +41,16 @@ export class LogDestination {
   }
 
   write(line: string): boolean {
-    this.#pending += line;
-    if (this.#pending.length >= this.#chunkChars) this.#handOver();
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8, so this bound never splits a line.
+    const mostBytes = line.length * 3;
+    if (this.#used + mostBytes > this.#chunkBytes) {
+      this.#handOver();
+      if (mostBytes > this.#chunkBytes) {
+        this.#stream.write(Buffer.from(line));
+        return true;
+      }
+    }
+    this.#used += this.#chunk.write(line, this.#used);
     return true;
   }
 
@@ -51,10 +61,11 @@ export class LogDestination {
   }
 
   #handOver(): void {
-    if (this.#pending === '') return;
-    const chunk = this.#pending;
-    this.#pending = '';
-    this.#stream.write(Buffer.from(chunk));
+    if (this.#used === 0) return;
+    // The stream keeps the handed-over bytes until written, so later lines go to a fresh buffer.
+    this.#stream.write(this.#chunk.subarray(0, this.#used));
+    this.#chunk = Buffer.allocUnsafe(this.#chunkBytes);
+    this.#used = 0;
   }
 }
 

@@ -84,39 +84,40 @@ export class PetService {
     }
   }
 
-  async list(query: { limit: number; status: PetStatus | undefined; cursor: string | undefined }): Promise<PetPage> {
+  /** A cached page is returned as is, without a promise: most reads are answered from memory. */
+  list(query: { limit: number; status: PetStatus | undefined; cursor: string | undefined }): PetPage | Promise<PetPage> {
     const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
     const cacheKey = `${query.status ?? ''}:${afterId}:${query.limit}`;
-    const cached = this.fullPages.get(cacheKey);
-    if (cached) return cached;
+    return this.fullPages.get(cacheKey) ?? this.readPage(afterId, query.limit, query.status, cacheKey);
+  }
+
+  private async readPage(afterId: number, limit: number, status: PetStatus | undefined, cacheKey: string): Promise<PetPage> {
     // One extra row tells whether another page exists, so the last page carries no next link.
-    const rows = await this.store.pets.list({ afterId, limit: query.limit + 1, status: query.status });
-    if (rows.length <= query.limit) return { pets: rows, json: petsToJson(rows), nextCursor: undefined };
-    const pets = rows.slice(0, query.limit);
+    const rows = await this.store.pets.list({ afterId, limit: limit + 1, status });
+    if (rows.length <= limit) return { pets: rows, json: petsToJson(rows), nextCursor: undefined };
+    const pets = rows.slice(0, limit);
     const page = { pets, json: petsToJson(pets), nextCursor: encodeCursor((pets[pets.length - 1] as PetRecord).id) };
     this.fullPages.set(cacheKey, page);
     return page;
   }
 
-  /** The deprecated getPet: gone from the sunset instant on. */
-  async get(id: bigint): Promise<PetRecord> {
+  /** The deprecated getPet: gone from the sunset instant on. A cached pet is returned without a promise. */
+  get(id: bigint): PetRecord | Promise<PetRecord> {
     if (this.clock.now() >= this.deprecation.sunsetAt.getTime()) {
       throw new GoneError(
         `GET /v1/pets/{petId} was removed on ${this.deprecation.sunsetAt.toUTCString()}; use GET /v1/pets with the status filter`,
       );
     }
     // Ids are assigned sequentially from 1, so one past 2^53 cannot exist.
-    const pet = id >= 1n && id <= BigInt(Number.MAX_SAFE_INTEGER) ? await this.find(Number(id)) : undefined;
-    if (!pet) throw new NotFoundError(`no pet with id ${id}`);
-    return pet;
+    if (id < 1n || id > BigInt(Number.MAX_SAFE_INTEGER)) throw new NotFoundError(`no pet with id ${id}`);
+    return this.pets.get(Number(id)) ?? this.read(Number(id));
   }
 
-  private async find(id: number): Promise<PetRecord | undefined> {
-    const cached = this.pets.get(id);
-    if (cached) return cached;
+  private async read(id: number): Promise<PetRecord> {
     const pet = await this.store.pets.get(id);
+    if (!pet) throw new NotFoundError(`no pet with id ${id}`);
     // Only found pets are cached: an unknown id may be created a moment later.
-    if (pet) this.pets.set(id, pet);
+    this.pets.set(id, pet);
     return pet;
   }
 
