@@ -69,6 +69,46 @@ export function summarizeScenario(scenario: Scenario, responseBytes: number, ser
   };
 }
 
+/** What the limits step (rate limiting and its headers) costs: the service against itself without it. */
+export interface LimitsCost {
+  readonly title: string;
+  readonly serviceRequestsPerSecond: number;
+  readonly unlimitedRequestsPerSecond: number;
+  /**
+   * 1 - service/unlimited, from the median of each round's ratio: the two run back to back in a
+   * round, so a machine that drifts between rounds changes both alike.
+   */
+  readonly cost: number;
+  readonly target: number;
+  readonly verdict: Verdict;
+}
+
+export function summarizeLimitsCost(scenario: Scenario, service: readonly RunFigures[], unlimited: readonly RunFigures[], target: number): LimitsCost {
+  const ratios = service.map((run, index) => run.requestsPerSecond / (unlimited[index]?.requestsPerSecond ?? Number.NaN));
+  const cost = 1 - median(ratios);
+  return {
+    title: scenario.title,
+    serviceRequestsPerSecond: median(service.map((run) => run.requestsPerSecond)),
+    unlimitedRequestsPerSecond: median(unlimited.map((run) => run.requestsPerSecond)),
+    cost,
+    target,
+    verdict: cost <= target ? 'PASS' : 'BELOW',
+  };
+}
+
+export function formatLimitsCost(costs: readonly LimitsCost[]): string {
+  const header = ['scenario', 'service req/s', 'without limits req/s', 'cost', 'target', 'verdict'];
+  const rows = costs.map((cost) => [
+    cost.title,
+    round(cost.serviceRequestsPerSecond, 0),
+    round(cost.unlimitedRequestsPerSecond, 0),
+    `${round(cost.cost * 100, 1)}%`,
+    `<= ${Math.round(cost.target * 100)}%`,
+    cost.verdict,
+  ]);
+  return `Cost of the limits step (rate limiting and its headers; median of each round's ratio):\n${grid(header, rows)}`;
+}
+
 const round = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const percent = (value: number | undefined): string => (value === undefined ? 'n/a' : `${Math.round(value)}%`);
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BareResponse } from './bare-server.ts';
 import { freePort, pinThisProcess, startChildServer, waitUntilReady, type ChildServer } from './child-process.ts';
 import { measure, type LoadSettings, type RunFigures } from './measure.ts';
-import { formatTable, summarizeScenario, type ScenarioSummary } from './report.ts';
+import { formatLimitsCost, formatTable, summarizeLimitsCost, summarizeScenario, type LimitsCost, type ScenarioSummary } from './report.ts';
 import { buildScenarios, type Scenario, type ScenarioName } from './scenarios.ts';
 import { seed } from './seed.ts';
 import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings } from './settings.ts';
@@ -22,6 +22,7 @@ import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings }
  *   BENCH_LOG_LEVEL=info              the service's LOG_LEVEL
  *   BENCH_DATABASE_URL, BENCH_REDIS_URL   another backend (default: a temporary SQLite file)
  *   BENCH_SERVICE_<NAME>=value        any other service setting, e.g. BENCH_SERVICE_PG_POOL_SIZE=20
+ *   BENCH_LIMITS_COST=1               also measure the service without its limits step, and report the cost
  *   BENCH_CPU_PROF_DIR=dir            run the service under --cpu-prof
  *   BENCH_SERVER_CPUS, BENCH_LOADGEN_CPUS   pin the servers / this process (taskset CPU lists)
  */
@@ -29,9 +30,13 @@ const HOST = '127.0.0.1';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_SCRIPT = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.ts', import.meta.url));
+const UNLIMITED_SCRIPT = fileURLToPath(new URL('./service-without-limits.ts', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
-type TargetName = 'service' | 'bare';
+type TargetName = 'service' | 'bare' | 'unlimited';
+
+/** Most acceptable share of throughput the limits step may cost (issue #3). */
+const LIMITS_COST_TARGET = 0.1;
 
 /** CPU used by anything but the benchmark's own processes, above which a run counts as disturbed. */
 const NOISY_OTHERS_PERCENT = 25;
@@ -52,7 +57,7 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !excluded.has(name)));
 }
 
-async function startService(settings: BenchSettings, databaseUrl: string, workDir: string): Promise<ChildServer> {
+async function startService(settings: BenchSettings, databaseUrl: string, workDir: string, variant: 'service' | 'unlimited' = 'service'): Promise<ChildServer> {
   const port = await freePort(HOST);
   const profiling = settings.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`];
   const env: NodeJS.ProcessEnv = {
@@ -65,7 +70,8 @@ async function startService(settings: BenchSettings, databaseUrl: string, workDi
     DEMO_BOOTSTRAP: 'false',
   };
   if (settings.redisUrl !== undefined) env['REDIS_URL'] = settings.redisUrl;
-  const server = startChildServer({ name: 'service', args: [...profiling, SERVER_SCRIPT], env, host: HOST, port, stdoutFile: join(workDir, 'service.log'), cpus: settings.serverCpus });
+  const [name, script] = variant === 'service' ? ['service', SERVER_SCRIPT] : ['service without limits', UNLIMITED_SCRIPT];
+  const server = startChildServer({ name, args: [...profiling, script], env, host: HOST, port, stdoutFile: join(workDir, `${variant}.log`), cpus: settings.serverCpus });
   await waitUntilReady(server, '/healthz');
   return server;
 }
@@ -201,18 +207,26 @@ async function main(): Promise<number> {
         ? 'scheduler'
         : `servers on CPU ${settings.serverCpus ?? 'any'}, load generator on CPU ${settings.loadGeneratorCpus ?? 'any'}`;
     log(`bench: CPU placement: ${placement}`);
-    const targets: Record<TargetName, ChildServer> = { service, bare };
-    const runs = new Map<ScenarioName, Record<TargetName, RunFigures[]>>(scenarios.map((scenario) => [scenario.name, { service: [], bare: [] }]));
+    const targets: Partial<Record<TargetName, ChildServer>> = { service, bare };
+    if (settings.limitsCost) {
+      const unlimited = await startService(settings, databaseUrl, workDir, 'unlimited');
+      children.push(unlimited);
+      targets.unlimited = unlimited;
+      log(`bench: service without limits ready at ${unlimited.url} (pid ${unlimited.pid})`);
+    }
+    const targetNames = Object.keys(targets) as TargetName[];
+    const runs = new Map<ScenarioName, Record<TargetName, RunFigures[]>>(scenarios.map((scenario) => [scenario.name, { service: [], bare: [], unlimited: [] }]));
     const problems: string[] = [];
     const measured: LoadSettings = { connections: settings.connections, seconds: settings.durationSeconds, headers };
     const warmup: LoadSettings = { ...measured, seconds: settings.warmupSeconds };
 
     for (let round = 1; round <= settings.rounds; round += 1) {
-      // Alternate who goes first, so neither side always runs on a machine the other just heated.
-      const order: TargetName[] = round % 2 === 1 ? ['service', 'bare'] : ['bare', 'service'];
+      // Rotate who goes first, so no target always runs on a machine another just heated.
+      const shift = (round - 1) % targetNames.length;
+      const order = [...targetNames.slice(shift), ...targetNames.slice(0, shift)];
       for (const scenario of scenarios) {
         for (const targetName of order) {
-          const target = targets[targetName];
+          const target = targets[targetName] as ChildServer;
           if (settings.warmupSeconds > 0) {
             const warm = await measure(target.url, target.pid, scenario, warmup);
             problems.push(...problemsOf(round, scenario, targetName, warm, 'warm-up'));
@@ -233,9 +247,15 @@ async function main(): Promise<number> {
     }
 
     const summaries: ScenarioSummary[] = samples.map((sample) => {
-      const figures = runs.get(sample.scenario.name) ?? { service: [], bare: [] };
+      const figures = runs.get(sample.scenario.name) ?? { service: [], bare: [], unlimited: [] };
       return summarizeScenario(sample.scenario, Buffer.byteLength(sample.body), figures.service, figures.bare);
     });
+    const limitsCosts: LimitsCost[] = settings.limitsCost
+      ? samples.map((sample) => {
+          const figures = runs.get(sample.scenario.name) ?? { service: [], bare: [], unlimited: [] };
+          return summarizeLimitsCost(sample.scenario, figures.service, figures.unlimited, LIMITS_COST_TARGET);
+        })
+      : [];
 
     const serviceLogBytes = statSync(join(workDir, 'service.log')).size;
     process.stdout.write(
@@ -244,6 +264,7 @@ async function main(): Promise<number> {
         `LOG_LEVEL=${settings.logLevel}, node ${process.version}, ${cpuCount} CPU(s), CPU placement: ${placement}\n\n` +
         `${formatTable(summaries)}\n`,
     );
+    if (limitsCosts.length > 0) process.stdout.write(`\n${formatLimitsCost(limitsCosts)}\n`);
     // PostgreSQL and Redis on this machine count as "others" while the service runs; only the bare runs tell of a neighbour then.
     const externalStores = backend !== 'sqlite' || settings.redisUrl !== undefined;
     const othersDuring = (summary: ScenarioSummary): number =>
@@ -285,6 +306,7 @@ async function main(): Promise<number> {
       },
       serviceLogBytes,
       scenarios: summaries,
+      limitsCost: limitsCosts,
       errors: problems,
     };
     writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);

@@ -14,6 +14,8 @@ export interface BenchSettings {
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
   readonly scenarios: readonly ScenarioName[];
+  /** Also measure the service without its limits step, to report what that step costs. */
+  readonly limitsCost: boolean;
   /** When set, the service runs with --cpu-prof and writes its profile here on exit. */
   readonly cpuProfileDir: string | undefined;
   /**
@@ -48,6 +50,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     databaseUrl,
     redisUrl: text(env, 'BENCH_REDIS_URL'),
     scenarios,
+    limitsCost: flag(env, 'BENCH_LIMITS_COST'),
     cpuProfileDir: text(env, 'BENCH_CPU_PROF_DIR'),
     serverCpus: cpuList(env, 'BENCH_SERVER_CPUS'),
     loadGeneratorCpus: cpuList(env, 'BENCH_LOADGEN_CPUS'),
@@ -58,6 +61,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
 function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = text(env, name);
+  if (raw === undefined || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new SettingsError(`${name} must be 1 or 0 (got '${raw}')`);
 }
 
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {
