@@ -1,4 +1,5 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, HookHandlerDoneFunction } from 'fastify';
+import type { Verification } from '../auth/key-verifier.ts';
 import type { RateLimitPolicy, LimitVerdict } from '../ratelimit/rate-limit-policy.ts';
 import type { AfterAuthentication } from './auth-hook.ts';
 import { sendUnauthorized } from './auth-hook.ts';
@@ -11,17 +12,6 @@ import { sendError } from './error-body.ts';
  */
 export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
   return (request, reply, verification, done) => {
-    const answer = (verdict: LimitVerdict): void => {
-      applyFields(reply, verdict);
-      if (verdict.kind !== 'allow') {
-        reply.header('retry-after', String(verdict.retryAfterSeconds));
-        sendError(reply, verdict.kind, verdict.message);
-      } else if (verification.ok) {
-        done();
-      } else {
-        sendUnauthorized(reply, verification);
-      }
-    };
     let verdict: LimitVerdict | Promise<LimitVerdict>;
     try {
       verdict = verification.ok ? policy.forKey(verification.principal) : policy.forAddress(request.ip);
@@ -29,9 +19,21 @@ export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
       done(error as Error);
       return;
     }
-    if (verdict instanceof Promise) verdict.then(answer, done);
-    else answer(verdict);
+    if (verdict instanceof Promise) verdict.then((settled) => answer(reply, verification, done, settled), done);
+    else answer(reply, verification, done, verdict);
   };
+}
+
+function answer(reply: FastifyReply, verification: Verification, done: HookHandlerDoneFunction, verdict: LimitVerdict): void {
+  applyFields(reply, verdict);
+  if (verdict.kind !== 'allow') {
+    reply.header('retry-after', String(verdict.retryAfterSeconds));
+    sendError(reply, verdict.kind, verdict.message);
+  } else if (verification.ok) {
+    done();
+  } else {
+    sendUnauthorized(reply, verification);
+  }
 }
 
 function applyFields(reply: FastifyReply, verdict: LimitVerdict): void {

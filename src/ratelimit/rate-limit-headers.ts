@@ -1,8 +1,8 @@
-import type { WindowState } from './limiter.ts';
+import type { WindowSpec, WindowState } from './limiter.ts';
 
 /**
  * The rate-limit fields of a response. Written by hand on the hot path: five short strings per
- * response, built without intermediate arrays.
+ * response, built without intermediate arrays; the policy, fixed per account, is built once.
  */
 export interface RateLimitFields {
   readonly 'x-ratelimit-limit': string;
@@ -21,17 +21,17 @@ export function mostConstraining(windows: readonly WindowState[]): WindowState {
   return chosen;
 }
 
-export function rateLimitFields(windows: readonly WindowState[], now: number): RateLimitFields {
+/** The RateLimit-Policy field of a set of windows: fixed per account, so built once and kept. */
+export function policyField(windows: readonly WindowSpec[]): string {
+  return windows.map((window) => `"${window.name}";q=${window.limit};w=${window.seconds}`).join(', ');
+}
+
+export function rateLimitFields(windows: readonly WindowState[], now: number, policy: string): RateLimitFields {
   const constraining = mostConstraining(windows);
-  let policy = '';
   let state = '';
-  for (const window of windows) {
-    if (policy !== '') {
-      policy += ', ';
-      state += ', ';
-    }
-    policy += `"${window.name}";q=${window.limit};w=${window.seconds}`;
-    state += `"${window.name}";r=${window.remaining};t=${secondsUntil(window.resetAt, now)}`;
+  for (let index = 0; index < windows.length; index += 1) {
+    const window = windows[index] as WindowState;
+    state += `${index === 0 ? '' : ', '}"${window.name}";r=${window.remaining};t=${secondsUntil(window.resetAt, now)}`;
   }
   return {
     'x-ratelimit-limit': String(constraining.limit),

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.ts';
 import type { BanStore, KeyPrincipal } from '../storage/store.ts';
-import type { ConsumeResult, RateLimiter, WindowSpec } from './limiter.ts';
+import type { ConsumeRequest, ConsumeResult, RateLimiter, WindowSpec } from './limiter.ts';
 import { limitsFor } from './plans.ts';
-import { rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
+import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
 
 export type LimitVerdict =
   | { readonly kind: 'allow'; readonly fields: RateLimitFields }
@@ -25,10 +25,11 @@ export interface RateLimitPolicyOptions {
 
 const DAY_MS = 86_400_000;
 
+/** What a cached principal's requests consume, built once instead of per request. */
 interface PreparedPrincipal {
-  readonly subject: string;
-  readonly strikeSubject: string;
-  readonly windows: readonly WindowSpec[];
+  readonly counted: ConsumeRequest;
+  readonly peeked: ConsumeRequest;
+  readonly policy: string;
 }
 
 /** Applies `next` at once to a ready value, or after the promise settles. */
@@ -47,6 +48,7 @@ export class RateLimitPolicy {
   private readonly clock: Clock;
   private readonly options: RateLimitPolicyOptions;
   private readonly anonymousWindows: readonly WindowSpec[];
+  private readonly anonymousPolicy: string;
   private readonly preparedPrincipals = new WeakMap<KeyPrincipal, PreparedPrincipal>();
 
   constructor(limiter: RateLimiter, bans: BanStore, clock: Clock, options: RateLimitPolicyOptions) {
@@ -55,52 +57,60 @@ export class RateLimitPolicy {
     this.clock = clock;
     this.options = options;
     this.anonymousWindows = [{ name: 'minute', limit: options.anonymousPerMinute, seconds: 60 }];
+    this.anonymousPolicy = policyField(this.anonymousWindows);
   }
 
   /** Synchronous with an in-process limiter, except when this request starts a ban. */
   forKey(principal: KeyPrincipal): LimitVerdict | Promise<LimitVerdict> {
     const now = this.clock.now();
-    const { subject, strikeSubject, windows } = this.prepared(principal);
+    const prepared = this.prepared(principal);
     const bannedUntil = principal.bannedUntil;
     if (bannedUntil !== null && bannedUntil > now) {
-      return whenSettled(this.limiter.consume({ subject, windows, peek: true }, now), (state) => this.banned(state, bannedUntil, now));
+      return whenSettled(this.limiter.consume(prepared.peeked, now), (state) => this.banned(state, prepared.policy, bannedUntil, now));
     }
-    return whenSettled(this.limiter.consume({ subject, windows, strikeSubject }, now), (result) => this.judge(principal, result, now));
+    const result = this.limiter.consume(prepared.counted, now);
+    // The common case, an admitted request on an in-process limiter, without a callback.
+    if (!(result instanceof Promise) && result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, prepared.policy) };
+    return whenSettled(result, (settled) => this.judge(principal, prepared.policy, settled, now));
   }
 
   forAddress(address: string): LimitVerdict | Promise<LimitVerdict> {
     const now = this.clock.now();
     return whenSettled(this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now), (result) =>
-      result.allowed ? { kind: 'allow', fields: rateLimitFields(result.windows, now) } : this.limited(result, now, 'requests without a valid API key, per client address'),
+      result.allowed
+        ? { kind: 'allow', fields: rateLimitFields(result.windows, now, this.anonymousPolicy) }
+        : this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address'),
     );
   }
 
-  private judge(principal: KeyPrincipal, result: ConsumeResult, now: number): LimitVerdict | Promise<LimitVerdict> {
-    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now) };
+  private judge(principal: KeyPrincipal, policy: string, result: ConsumeResult, now: number): LimitVerdict | Promise<LimitVerdict> {
+    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, policy) };
     // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
     // Strikes are counted atomically, so exactly one request (on any instance) sees the crossing
     // and writes the ban; the rest of a burst in flight meanwhile are refused as rate_limited.
     if (result.strikes === this.options.ban.threshold + 2) {
       return this.ban(principal.keyId, now).then(async (until) => {
         await this.limiter.clearStrikes(`key:${principal.keyId}`);
-        return this.banned(result, until, now);
+        return this.banned(result, policy, until, now);
       });
     }
-    return this.limited(result, now, `${principal.plan} plan`);
+    return this.limited(result, policy, now, `${principal.plan} plan`);
   }
 
-  /** Subjects and windows of a principal, built once per cached principal instead of per request. */
+  /** Subjects, windows and policy of a principal, built once per cached principal instead of per request. */
   private prepared(principal: KeyPrincipal): PreparedPrincipal {
     let prepared = this.preparedPrincipals.get(principal);
     if (!prepared) {
       const limits = limitsFor(principal);
+      const subject = `account:${principal.accountId}`;
+      const windows: readonly WindowSpec[] = [
+        { name: 'minute', limit: limits.perMinute, seconds: 60 },
+        { name: 'day', limit: limits.perDay, seconds: 86_400 },
+      ];
       prepared = {
-        subject: `account:${principal.accountId}`,
-        strikeSubject: `key:${principal.keyId}`,
-        windows: [
-          { name: 'minute', limit: limits.perMinute, seconds: 60 },
-          { name: 'day', limit: limits.perDay, seconds: 86_400 },
-        ],
+        counted: { subject, windows, strikeSubject: `key:${principal.keyId}` },
+        peeked: { subject, windows, peek: true },
+        policy: policyField(windows),
       };
       this.preparedPrincipals.set(principal, prepared);
     }
@@ -117,7 +127,7 @@ export class RateLimitPolicy {
     return until;
   }
 
-  private limited(result: ConsumeResult, now: number, scope: string): LimitVerdict {
+  private limited(result: ConsumeResult, policy: string, now: number, scope: string): LimitVerdict {
     const blocking = result.windows.filter((window) => window.remaining === 0);
     const blockedUntil = Math.max(...blocking.map((window) => window.resetAt));
     const retryAfterSeconds = secondsUntil(blockedUntil, now);
@@ -125,14 +135,14 @@ export class RateLimitPolicy {
     this.options.onRefused?.('rate_limited');
     return {
       kind: 'rate_limited',
-      fields: rateLimitFields(result.windows, now),
+      fields: rateLimitFields(result.windows, now, policy),
       retryAfterSeconds,
       message: `rate limit exceeded (${described}, ${scope}); retry after ${retryAfterSeconds} s`,
     };
   }
 
-  private banned(result: ConsumeResult, until: number, now: number): LimitVerdict {
-    const fields = rateLimitFields(result.windows, now);
+  private banned(result: ConsumeResult, policy: string, until: number, now: number): LimitVerdict {
+    const fields = rateLimitFields(result.windows, now, policy);
     const retryAfterSeconds = secondsUntil(until, now);
     this.options.onRefused?.('key_banned');
     return {
