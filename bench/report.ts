@@ -79,6 +79,8 @@ export interface LimitsCost {
    * round, so a machine that drifts between rounds changes both alike.
    */
   readonly cost: number;
+  /** The lowest and highest of the rounds' costs: how far to trust the median on this machine. */
+  readonly costRange: readonly [number, number];
   readonly target: number;
   readonly verdict: Verdict;
 }
@@ -86,23 +88,26 @@ export interface LimitsCost {
 export function summarizeLimitsCost(scenario: Scenario, service: readonly RunFigures[], unlimited: readonly RunFigures[], target: number): LimitsCost {
   const ratios = service.map((run, index) => run.requestsPerSecond / (unlimited[index]?.requestsPerSecond ?? Number.NaN));
   const cost = 1 - median(ratios);
+  const costs = ratios.map((ratio) => 1 - ratio);
   return {
     title: scenario.title,
     serviceRequestsPerSecond: median(service.map((run) => run.requestsPerSecond)),
     unlimitedRequestsPerSecond: median(unlimited.map((run) => run.requestsPerSecond)),
     cost,
+    costRange: [Math.min(...costs), Math.max(...costs)],
     target,
     verdict: cost <= target ? 'PASS' : 'BELOW',
   };
 }
 
 export function formatLimitsCost(costs: readonly LimitsCost[]): string {
-  const header = ['scenario', 'service req/s', 'without limits req/s', 'cost', 'target', 'verdict'];
+  const header = ['scenario', 'service req/s', 'without limits req/s', 'cost', 'rounds from … to', 'target', 'verdict'];
   const rows = costs.map((cost) => [
     cost.title,
     round(cost.serviceRequestsPerSecond, 0),
     round(cost.unlimitedRequestsPerSecond, 0),
     `${round(cost.cost * 100, 1)}%`,
+    `${round(cost.costRange[0] * 100, 1)}% … ${round(cost.costRange[1] * 100, 1)}%`,
     `<= ${Math.round(cost.target * 100)}%`,
     cost.verdict,
   ]);
