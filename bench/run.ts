@@ -9,6 +9,7 @@ import { measure, type LoadSettings, type RunFigures } from './measure.ts';
 import { formatLimitsCost, formatTable, summarizeLimitsCost, summarizeScenario, type LimitsCost, type ScenarioSummary } from './report.ts';
 import { buildScenarios, type Scenario, type ScenarioName } from './scenarios.ts';
 import { seed } from './seed.ts';
+import { benchDatabase } from './postgres-schema.ts';
 import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings } from './settings.ts';
 
 /**
@@ -20,7 +21,8 @@ import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings }
  *   BENCH_DURATION=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=50 BENCH_ROUNDS=3 BENCH_PETS=10000
  *   BENCH_SCENARIOS=list,get,post     a subset, e.g. while profiling
  *   BENCH_LOG_LEVEL=info              the service's LOG_LEVEL
- *   BENCH_DATABASE_URL, BENCH_REDIS_URL   another backend (default: a temporary SQLite file)
+ *   BENCH_DATABASE_URL, BENCH_REDIS_URL   another backend (default: a temporary SQLite file); on
+ *                                     PostgreSQL the run uses a schema of its own, dropped at the end
  *   BENCH_SERVICE_<NAME>=value        any other service setting, e.g. BENCH_SERVICE_PG_POOL_SIZE=20
  *   BENCH_LIMITS_COST=1               also measure the service without its limits step, and report the cost
  *   BENCH_CPU_PROF_DIR=dir            run the service under --cpu-prof
@@ -164,12 +166,14 @@ async function main(): Promise<number> {
   // Before any pinning, which would shrink it.
   const cpuCount = availableParallelism();
   const workDir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
-  const databaseUrl = settings.databaseUrl ?? `sqlite:${join(workDir, 'bench.db')}`;
+  const postgres = settings.databaseUrl?.startsWith('postgres') ? await benchDatabase(settings.databaseUrl) : undefined;
+  const databaseUrl = postgres?.url ?? settings.databaseUrl ?? `sqlite:${join(workDir, 'bench.db')}`;
   const children: ChildServer[] = [];
   let cleaned: Promise<void> | undefined;
   const cleanUp = (): Promise<void> => {
     cleaned ??= (async () => {
       await Promise.all(children.map((child) => child.stop().catch(() => undefined)));
+      await postgres?.drop().catch((error: unknown) => log(`bench: could not drop the benchmark schema: ${String(error)}`));
       rmSync(workDir, { recursive: true, force: true });
     })();
     return cleaned;
