@@ -22,7 +22,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   service_unavailable: 503,
 };
 
-export function errorJson(code: ErrorCode, message: string): string {
+function errorJson(code: ErrorCode, message: string): string {
   const status = STATUS_OF[code];
   return JSON.stringify({ code, message, status });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { exactInteger } from './json-body.ts';
 import { encodedOnce, petToJson } from '../pets/pet-json.ts';
@@ -49,16 +49,10 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
     // promise and no wait on the reply (Fastify awaits a returned reply until the response ends).
     (request, reply) => {
       const { limit = 20, status, cursor } = request.query;
-      const sendPage = (page: PetPage): void => {
-        if (page.nextCursor !== undefined) {
-          const filter = status === undefined ? '' : `&status=${status}`;
-          reply.header('link', `<${publicBaseUrl}/v1/pets?limit=${limit}${filter}&cursor=${page.nextCursor}>; rel="next"`);
-        }
-        reply.type(JSON_TYPE).send(encodedOnce(page, () => page.json));
-      };
+      const nextPage = `${publicBaseUrl}/v1/pets?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=`;
       const page = pets.list({ limit, status, cursor });
-      if (page instanceof Promise) return page.then(sendPage);
-      sendPage(page);
+      if (page instanceof Promise) return page.then((read) => sendPage(reply, read, nextPage));
+      sendPage(reply, page, nextPage);
       return undefined;
     },
   );
@@ -145,15 +139,22 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
     },
     // Not async, like listPets: a cached pet goes out in this turn.
     (request, reply) => {
-      const sendPet = (pet: PetRecord): void => {
-        reply.type(JSON_TYPE).send(encodedOnce(pet, () => petToJson(pet)));
-      };
       const pet = pets.get(exactInteger(request.params, 'petId', request.params.petId));
-      if (pet instanceof Promise) return pet.then(sendPet);
-      sendPet(pet);
+      if (pet instanceof Promise) return pet.then((read) => sendPet(reply, read));
+      sendPet(reply, pet);
       return undefined;
     },
   );
+}
+
+/** `nextPage`: the URL of the next page without its cursor. */
+function sendPage(reply: FastifyReply, page: PetPage, nextPage: string): void {
+  if (page.nextCursor !== undefined) reply.header('link', `<${nextPage}${page.nextCursor}>; rel="next"`);
+  reply.type(JSON_TYPE).send(encodedOnce(page, () => page.json));
+}
+
+function sendPet(reply: FastifyReply, pet: PetRecord): void {
+  reply.type(JSON_TYPE).send(encodedOnce(pet, () => petToJson(pet)));
 }
 
 function exactIntegerOf(body: NewPetBody): bigint {

@@ -69,9 +69,9 @@ export class RateLimitPolicy {
       return whenSettled(this.limiter.consume(prepared.peeked, now), (state) => this.banned(state, prepared.policy, bannedUntil, now));
     }
     const result = this.limiter.consume(prepared.counted, now);
-    // The common case, an admitted request on an in-process limiter, without a callback.
-    if (!(result instanceof Promise) && result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, prepared.policy) };
-    return whenSettled(result, (settled) => this.judge(principal, prepared.policy, settled, now));
+    // Not whenSettled: an in-process limiter's answer is judged without allocating a callback.
+    if (result instanceof Promise) return result.then((settled) => this.judge(principal, prepared.policy, settled, now));
+    return this.judge(principal, prepared.policy, result, now);
   }
 
   forAddress(address: string): LimitVerdict | Promise<LimitVerdict> {
