@@ -1,9 +1,20 @@
-import { windowStart, type ConsumeRequest, type ConsumeResult, type RateLimiter, type WindowState } from './limiter.ts';
+import { windowStart, type ConsumeRequest, type ConsumeResult, type RateLimiter, type WindowSpec, type WindowState } from './limiter.ts';
 
 interface Counter {
+  readonly window: string;
   start: number;
   end: number;
   count: number;
+}
+
+/** A subject's counters, linked into its namespace's recency list. */
+interface Subject {
+  readonly key: string;
+  readonly namespace: Namespace;
+  /** One per window name; a subject has one or two, so a scan beats a Map. */
+  readonly counters: Counter[];
+  older: Subject | undefined;
+  newer: Subject | undefined;
 }
 
 interface Strikes {
@@ -28,7 +39,9 @@ export interface MemoryLimiterOptions {
  * so admission is exact for one instance without locks.
  */
 export class MemoryLimiter implements RateLimiter {
-  private readonly namespaces = new Map<string, Map<string, Map<string, Counter>>>();
+  /** Every subject of every namespace: one lookup per request finds both its counters and its namespace. */
+  private readonly subjects = new Map<string, Subject>();
+  private readonly namespaces = new Map<string, Namespace>();
   private readonly strikes = new Map<string, Strikes>();
   private readonly maxSubjects: number;
   private readonly sweeper: NodeJS.Timeout;
@@ -42,28 +55,22 @@ export class MemoryLimiter implements RateLimiter {
 
   /** Synchronous; also what the Redis limiter answers with while Redis is unreachable. */
   consume(request: ConsumeRequest, now: number): ConsumeResult {
-    const counters = this.countersOf(request.subject);
+    const counters = this.subjectOf(request.subject).counters;
+    const specs = request.windows;
     let allowed = !request.peek;
-    const current: Counter[] = [];
-    for (const window of request.windows) {
-      const start = windowStart(now, window.seconds);
-      let counter = counters.get(window.name);
-      if (!counter || counter.start !== start) {
-        counter = { start, end: start + window.seconds * 1000, count: 0 };
-        counters.set(window.name, counter);
-      }
-      if (counter.count >= window.limit) allowed = false;
-      current.push(counter);
+    for (const window of specs) if (currentCounter(counters, window, now).count >= window.limit) allowed = false;
+    let blocked = false;
+    const windows: WindowState[] = [];
+    for (const window of specs) {
+      const counter = counterOf(counters, window.name) as Counter;
+      if (allowed) counter.count += 1;
+      const remaining = window.limit > counter.count ? window.limit - counter.count : 0;
+      if (remaining === 0) blocked = true;
+      windows.push({ name: window.name, limit: window.limit, remaining, resetAt: counter.end, seconds: window.seconds });
     }
-    if (allowed) for (const counter of current) counter.count += 1;
-    const windows: WindowState[] = request.windows.map((window, index) => {
-      const counter = current[index] as Counter;
-      return { name: window.name, limit: window.limit, remaining: Math.max(0, window.limit - counter.count), resetAt: counter.end, seconds: window.seconds };
-    });
     let strikes = 0;
-    if (!allowed && !request.peek && request.strikeSubject !== undefined) {
-      const blockedUntil = Math.max(...windows.filter((window) => window.remaining === 0).map((window) => window.resetAt));
-      strikes = this.strike(request.strikeSubject, now, blockedUntil);
+    if (!allowed && blocked && !request.peek && request.strikeSubject !== undefined) {
+      strikes = this.strike(request.strikeSubject, now, blockedUntil(windows));
     }
     return { allowed, windows, strikes };
   }
@@ -78,18 +85,12 @@ export class MemoryLimiter implements RateLimiter {
 
   /** Subjects currently held, for tests of the memory bound. */
   size(): number {
-    let total = this.strikes.size;
-    for (const subjects of this.namespaces.values()) total += subjects.size;
-    return total;
+    return this.subjects.size + this.strikes.size;
   }
 
   sweep(now: number): void {
-    for (const subjects of this.namespaces.values()) {
-      for (const [subject, counters] of subjects) {
-        let live = false;
-        for (const counter of counters.values()) if (counter.end > now) live = true;
-        if (!live) subjects.delete(subject);
-      }
+    for (const subject of this.subjects.values()) {
+      if (!subject.counters.some((counter) => counter.end > now)) this.drop(subject);
     }
     for (const [subject, strikes] of this.strikes) if (strikes.until <= now) this.strikes.delete(subject);
   }
@@ -101,26 +102,99 @@ export class MemoryLimiter implements RateLimiter {
     return strikes.count;
   }
 
-  private countersOf(subject: string): Map<string, Counter> {
-    const separator = subject.indexOf(':');
-    const namespace = separator === -1 ? '' : subject.slice(0, separator);
-    let subjects = this.namespaces.get(namespace);
-    if (!subjects) {
-      subjects = new Map();
-      this.namespaces.set(namespace, subjects);
+  /** The subject, now the most recently used of its namespace; the least recently used goes when the namespace is full. */
+  private subjectOf(key: string): Subject {
+    const known = this.subjects.get(key);
+    if (known !== undefined) {
+      known.namespace.touch(known);
+      return known;
     }
-    let counters = subjects.get(subject);
-    if (counters) {
-      // Re-insert so Map order is least recently used first.
-      subjects.delete(subject);
-    } else {
-      counters = new Map();
-      if (subjects.size >= this.maxSubjects) {
-        const oldest = subjects.keys().next();
-        if (!oldest.done) subjects.delete(oldest.value);
-      }
-    }
-    subjects.set(subject, counters);
-    return counters;
+    const namespace = this.namespaceOf(key);
+    if (namespace.size >= this.maxSubjects && namespace.oldest !== undefined) this.drop(namespace.oldest);
+    const subject: Subject = { key, namespace, counters: [], older: undefined, newer: undefined };
+    namespace.add(subject);
+    this.subjects.set(key, subject);
+    return subject;
   }
+
+  private namespaceOf(key: string): Namespace {
+    const separator = key.indexOf(':');
+    const name = separator === -1 ? '' : key.slice(0, separator);
+    let namespace = this.namespaces.get(name);
+    if (namespace === undefined) {
+      namespace = new Namespace();
+      this.namespaces.set(name, namespace);
+    }
+    return namespace;
+  }
+
+  private drop(subject: Subject): void {
+    subject.namespace.remove(subject);
+    this.subjects.delete(subject.key);
+  }
+}
+
+/**
+ * A namespace's subjects from least to most recently used. A linked list rather than Map
+ * insertion order: re-inserting into a Map on every request (delete, then set) cost about half
+ * of consume(); moving a list node costs a few pointer writes.
+ */
+class Namespace {
+  size = 0;
+  oldest: Subject | undefined;
+  private newest: Subject | undefined;
+
+  add(subject: Subject): void {
+    subject.older = this.newest;
+    subject.newer = undefined;
+    if (this.newest === undefined) this.oldest = subject;
+    else this.newest.newer = subject;
+    this.newest = subject;
+    this.size += 1;
+  }
+
+  remove(subject: Subject): void {
+    if (subject.older === undefined) this.oldest = subject.newer;
+    else subject.older.newer = subject.newer;
+    if (subject.newer === undefined) this.newest = subject.older;
+    else subject.newer.older = subject.older;
+    subject.older = undefined;
+    subject.newer = undefined;
+    this.size -= 1;
+  }
+
+  touch(subject: Subject): void {
+    if (this.newest === subject) return;
+    this.remove(subject);
+    this.add(subject);
+  }
+}
+
+function counterOf(counters: readonly Counter[], window: string): Counter | undefined {
+  for (const counter of counters) if (counter.window === window) return counter;
+  return undefined;
+}
+
+/** The subject's counter for this window, started afresh when the window has moved on. */
+function currentCounter(counters: Counter[], window: WindowSpec, now: number): Counter {
+  const start = windowStart(now, window.seconds);
+  const counter = counterOf(counters, window.name);
+  if (counter === undefined) {
+    const started: Counter = { window: window.name, start, end: start + window.seconds * 1000, count: 0 };
+    counters.push(started);
+    return started;
+  }
+  if (counter.start !== start) {
+    counter.start = start;
+    counter.end = start + window.seconds * 1000;
+    counter.count = 0;
+  }
+  return counter;
+}
+
+/** When the last of the full windows ends. */
+function blockedUntil(windows: readonly WindowState[]): number {
+  let until = 0;
+  for (const window of windows) if (window.remaining === 0 && window.resetAt > until) until = window.resetAt;
+  return until;
 }

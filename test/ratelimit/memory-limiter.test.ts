@@ -49,6 +49,32 @@ describe('MemoryLimiter: memory bound', () => {
     }
   });
 
+  it('evicts in least-recently-used order, and a swept subject frees its place', async () => {
+    const limiter = new MemoryLimiter({ maxSubjects: 3 });
+    const count = (subject: string): { subject: string; windows: WindowSpec[] } => ({ subject, windows: MINUTE });
+    const used = (subject: string, now = NOW): number => 60 - (limiter.consume({ ...count(subject), peek: true }, now).windows[0]?.remaining ?? 0);
+    try {
+      for (const subject of ['address:a', 'address:b', 'address:c']) limiter.consume(count(subject), NOW);
+      limiter.consume(count('address:a'), NOW);
+      limiter.consume(count('address:d'), NOW);
+      assert.equal(used('address:b'), 0, 'b was the least recently used, so it went first');
+      // That peek brought b back, evicting c, the least recently used by then.
+      assert.deepEqual([used('address:a'), used('address:d'), used('address:c')], [2, 1, 0]);
+
+      const nextMinute = NOW + 60_000;
+      limiter.sweep(nextMinute);
+      assert.equal(limiter.size(), 0);
+      for (const subject of ['address:x', 'address:y', 'address:z']) limiter.consume(count(subject), nextMinute);
+      assert.deepEqual(
+        ['address:x', 'address:y', 'address:z'].map((subject) => used(subject, nextMinute)),
+        [1, 1, 1],
+        'the sweep emptied the namespace: three new subjects fit without evicting one another',
+      );
+    } finally {
+      await limiter.close();
+    }
+  });
+
   it('does not let a flood of addresses evict accounts (namespaces are bounded separately)', async () => {
     const limiter = new MemoryLimiter({ maxSubjects: 100 });
     try {
