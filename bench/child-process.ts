@@ -89,9 +89,9 @@ export function startChildServer(options: ChildServerOptions): ChildServer {
   };
 }
 
-/** Confines every thread of this process to `cpus` (taskset syntax). */
-export function pinThisProcess(cpus: string): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
+/** Confines every thread of a running process (this one by default) to `cpus` (taskset syntax). */
+export function pinProcess(cpus: string, pid = process.pid): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
 }
 
 /** Polls `path` until it answers 2xx; fails early when the child exits. */

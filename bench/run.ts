@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BareResponse } from './bare-server.ts';
-import { freePort, pinThisProcess, startChildServer, waitUntilReady, type ChildServer } from './child-process.ts';
+import { freePort, pinProcess, startChildServer, waitUntilReady, type ChildServer } from './child-process.ts';
+import { dedicatedCpus, measureLimitsCost } from './limits-cost.ts';
 import { measure, type LoadSettings, type RunFigures } from './measure.ts';
 import { formatLimitsCost, formatTable, summarizeLimitsCost, summarizeScenario, type LimitsCost, type ScenarioSummary } from './report.ts';
 import { buildScenarios, type Scenario, type ScenarioName } from './scenarios.ts';
@@ -24,7 +26,11 @@ import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings }
  *   BENCH_DATABASE_URL, BENCH_REDIS_URL   another backend (default: a temporary SQLite file); on
  *                                     PostgreSQL the run uses a schema of its own, dropped at the end
  *   BENCH_SERVICE_<NAME>=value        any other service setting, e.g. BENCH_SERVICE_PG_POOL_SIZE=20
- *   BENCH_LIMITS_COST=1               also measure the service without its limits step, and report the cost
+ *   BENCH_LIMITS_COST=0               skip the last phase: the service against itself without its limits
+ *                                     step, both loaded at once, in BENCH_LIMITS_INVOCATIONS=5 fresh pairs of
+ *                                     processes, BENCH_LIMITS_RUNS=2 runs of BENCH_LIMITS_SECONDS=3 per scenario
+ *                                     each; servers and load generator on CPUs of their own unless BENCH_LIMITS_PINNED=0
+ *   BENCH_LIMITS_AA=1                 calibrate that phase: both sides without limits (the cost shown is its error)
  *   BENCH_CPU_PROF_DIR=dir            run the service under --cpu-prof
  *   BENCH_SERVER_CPUS, BENCH_LOADGEN_CPUS   pin the servers / this process (taskset CPU lists)
  */
@@ -35,7 +41,7 @@ const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.ts', import.meta.url));
 const UNLIMITED_SCRIPT = fileURLToPath(new URL('./service-without-limits.ts', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
-type TargetName = 'service' | 'bare' | 'unlimited';
+type TargetName = 'service' | 'bare';
 
 /** Most acceptable share of throughput the limits step may cost (issue #3). */
 const LIMITS_COST_TARGET = 0.1;
@@ -49,6 +55,17 @@ interface Sample {
   readonly body: string;
 }
 
+/** A consistent copy of a SQLite database (VACUUM INTO reads one snapshot), as a sqlite: URL. */
+function copySqlite(databaseUrl: string, path: string): string {
+  const database = new DatabaseSync(databaseUrl.slice('sqlite:'.length));
+  try {
+    database.prepare('VACUUM INTO ?').run(path);
+  } finally {
+    database.close();
+  }
+  return `sqlite:${path}`;
+}
+
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
@@ -59,7 +76,15 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !excluded.has(name)));
 }
 
-async function startService(settings: BenchSettings, databaseUrl: string, workDir: string, variant: 'service' | 'unlimited' = 'service'): Promise<ChildServer> {
+interface ServiceStart {
+  readonly databaseUrl: string;
+  readonly variant: 'service' | 'unlimited';
+  /** Its stdout (the access log), in the work directory. */
+  readonly logName: string;
+  readonly cpus: string | undefined;
+}
+
+async function startService(settings: BenchSettings, workDir: string, { databaseUrl, variant, logName, cpus }: ServiceStart): Promise<ChildServer> {
   const port = await freePort(HOST);
   const profiling = settings.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`];
   const env: NodeJS.ProcessEnv = {
@@ -73,7 +98,7 @@ async function startService(settings: BenchSettings, databaseUrl: string, workDi
   };
   if (settings.redisUrl !== undefined) env['REDIS_URL'] = settings.redisUrl;
   const [name, script] = variant === 'service' ? ['service', SERVER_SCRIPT] : ['service without limits', UNLIMITED_SCRIPT];
-  const server = startChildServer({ name, args: [...profiling, script], env, host: HOST, port, stdoutFile: join(workDir, `${variant}.log`), cpus: settings.serverCpus });
+  const server = startChildServer({ name, args: [...profiling, script], env, host: HOST, port, stdoutFile: join(workDir, logName), cpus });
   await waitUntilReady(server, '/healthz');
   return server;
 }
@@ -106,13 +131,13 @@ async function fetchSample(service: ChildServer, scenario: Scenario, headers: Re
   return { scenario, statusCode: response.status, body };
 }
 
-function problemsOf(round: number, scenario: Scenario, target: TargetName, figures: RunFigures, phase: string): string[] {
+function problemsOf(round: number, scenario: Scenario, target: string, figures: RunFigures, phase: string): string[] {
   const problems: string[] = [];
   if (figures.non2xx > 0) problems.push(`${figures.non2xx} non-2xx responses (status codes: ${JSON.stringify(figures.statusCodes)})`);
   if (figures.errors > 0) problems.push(`${figures.errors} connection errors`);
   if (figures.timeouts > 0) problems.push(`${figures.timeouts} timeouts`);
   if (figures.responses === 0) problems.push('no responses');
-  return problems.map((problem) => `round ${round}, ${scenario.title}, ${target} (${phase}): ${problem}`);
+  return problems.map((problem) => `${phase === 'limits phase' ? 'run' : 'round'} ${round}, ${scenario.title}, ${target} (${phase}): ${problem}`);
 }
 
 function describe(figures: RunFigures): string {
@@ -191,7 +216,7 @@ async function main(): Promise<number> {
     const seeded = await seed({ databaseUrl, redisUrl: settings.redisUrl, pets: settings.pets, batchSize: 1000 });
     log(`bench: seeded pets ${seeded.firstPetId}..${seeded.lastPetId} and account ${seeded.accountName} (enterprise) in ${seeded.seconds.toFixed(1)} s`);
 
-    const service = await startService(settings, databaseUrl, workDir);
+    const service = await startService(settings, workDir, { databaseUrl, variant: 'service', logName: 'service.log', cpus: settings.serverCpus });
     children.push(service);
     log(`bench: service ready at ${service.url} (pid ${service.pid}, LOG_LEVEL=${settings.logLevel})`);
 
@@ -205,21 +230,15 @@ async function main(): Promise<number> {
     log(`bench: bare server ready at ${bare.url} (pid ${bare.pid})`);
 
     // Only now: seeding and start-up may use every CPU.
-    if (settings.loadGeneratorCpus !== undefined) pinThisProcess(settings.loadGeneratorCpus);
+    if (settings.loadGeneratorCpus !== undefined) pinProcess(settings.loadGeneratorCpus);
     const placement =
       settings.serverCpus === undefined && settings.loadGeneratorCpus === undefined
         ? 'scheduler'
         : `servers on CPU ${settings.serverCpus ?? 'any'}, load generator on CPU ${settings.loadGeneratorCpus ?? 'any'}`;
     log(`bench: CPU placement: ${placement}`);
-    const targets: Partial<Record<TargetName, ChildServer>> = { service, bare };
-    if (settings.limitsCost) {
-      const unlimited = await startService(settings, databaseUrl, workDir, 'unlimited');
-      children.push(unlimited);
-      targets.unlimited = unlimited;
-      log(`bench: service without limits ready at ${unlimited.url} (pid ${unlimited.pid})`);
-    }
+    const targets: Record<TargetName, ChildServer> = { service, bare };
     const targetNames = Object.keys(targets) as TargetName[];
-    const runs = new Map<ScenarioName, Record<TargetName, RunFigures[]>>(scenarios.map((scenario) => [scenario.name, { service: [], bare: [], unlimited: [] }]));
+    const runs = new Map<ScenarioName, Record<TargetName, RunFigures[]>>(scenarios.map((scenario) => [scenario.name, { service: [], bare: [] }]));
     const problems: string[] = [];
     const measured: LoadSettings = { connections: settings.connections, seconds: settings.durationSeconds, headers };
     const warmup: LoadSettings = { ...measured, seconds: settings.warmupSeconds };
@@ -230,7 +249,7 @@ async function main(): Promise<number> {
       const order = [...targetNames.slice(shift), ...targetNames.slice(0, shift)];
       for (const scenario of scenarios) {
         for (const targetName of order) {
-          const target = targets[targetName] as ChildServer;
+          const target = targets[targetName];
           if (settings.warmupSeconds > 0) {
             const warm = await measure(target.url, target.pid, scenario, warmup);
             problems.push(...problemsOf(round, scenario, targetName, warm, 'warm-up'));
@@ -250,16 +269,65 @@ async function main(): Promise<number> {
       }
     }
 
+    let limitsCosts: LimitsCost[] = [];
+    let limitsPlacement = placement;
+    if (settings.limitsCost) {
+      const ownCpus = settings.limitsPinned && settings.serverCpus === undefined && settings.loadGeneratorCpus === undefined ? dedicatedCpus(cpuCount) : undefined;
+      if (ownCpus !== undefined) {
+        pinProcess(ownCpus.loadGenerator);
+        limitsPlacement = `servers on CPU ${ownCpus.servers}, load generator on CPU ${ownCpus.loadGenerator}`;
+      }
+      // The main phase's servers sit idle from here on; stopping them keeps the machine quiet.
+      await Promise.all([service.stop(), bare.stop()]);
+      // On SQLite each variant gets its own copy, so their writes do not wait on each other's locks.
+      const variantUrls = {
+        service: backend === 'sqlite' ? copySqlite(databaseUrl, join(workDir, 'limits-service.db')) : databaseUrl,
+        unlimited: backend === 'sqlite' ? copySqlite(databaseUrl, join(workDir, 'limits-unlimited.db')) : databaseUrl,
+      };
+      const limitsCpus = ownCpus?.servers ?? settings.serverCpus;
+      if (settings.limitsCalibration) limitsPlacement += '; A/A CALIBRATION: both sides without limits';
+      log(`bench: limits phase, CPU placement: ${limitsPlacement}`);
+      const paired = await measureLimitsCost({
+        startPair: async () => {
+          const pair = await Promise.all([
+            startService(settings, workDir, {
+              databaseUrl: variantUrls.service,
+              variant: settings.limitsCalibration ? 'unlimited' : 'service',
+              logName: 'limits-service.log',
+              cpus: limitsCpus,
+            }),
+            startService(settings, workDir, { databaseUrl: variantUrls.unlimited, variant: 'unlimited', logName: 'limits-unlimited.log', cpus: limitsCpus }),
+          ]);
+          children.push(...pair);
+          return { service: pair[0], unlimited: pair[1] };
+        },
+        scenarios,
+        load: { connections: settings.connections, seconds: settings.limitsSeconds, headers },
+        invocations: settings.limitsInvocations,
+        runsPerInvocation: settings.limitsRuns,
+        seconds: settings.limitsSeconds,
+        warmupSeconds: settings.warmupSeconds,
+        onRun: (scenario, invocation, run, withLimits, without) => {
+          const index = (invocation - 1) * settings.limitsRuns + run;
+          problems.push(...problemsOf(index, scenario, 'service', withLimits, 'limits phase'));
+          problems.push(...problemsOf(index, scenario, 'service without limits', without, 'limits phase'));
+          const cost = 1 - withLimits.requestsPerSecond / without.requestsPerSecond;
+          log(
+            `limits ${invocation}.${run}  ${scenario.title.padEnd(22)} cost ${(cost * 100).toFixed(1).padStart(5)}%  ` +
+              `with: ${describe(withLimits)}  without: ${describe(without)}`,
+          );
+        },
+      });
+      limitsCosts = scenarios.map((scenario) => {
+        const pairedRuns = paired.get(scenario.name) ?? { service: [], unlimited: [] };
+        return summarizeLimitsCost(scenario, pairedRuns.service, pairedRuns.unlimited, LIMITS_COST_TARGET);
+      });
+    }
+
     const summaries: ScenarioSummary[] = samples.map((sample) => {
-      const figures = runs.get(sample.scenario.name) ?? { service: [], bare: [], unlimited: [] };
+      const figures = runs.get(sample.scenario.name) ?? { service: [], bare: [] };
       return summarizeScenario(sample.scenario, Buffer.byteLength(sample.body), figures.service, figures.bare);
     });
-    const limitsCosts: LimitsCost[] = settings.limitsCost
-      ? samples.map((sample) => {
-          const figures = runs.get(sample.scenario.name) ?? { service: [], bare: [], unlimited: [] };
-          return summarizeLimitsCost(sample.scenario, figures.service, figures.unlimited, LIMITS_COST_TARGET);
-        })
-      : [];
 
     const serviceLogBytes = statSync(join(workDir, 'service.log')).size;
     process.stdout.write(
@@ -268,7 +336,7 @@ async function main(): Promise<number> {
         `LOG_LEVEL=${settings.logLevel}, node ${process.version}, ${cpuCount} CPU(s), CPU placement: ${placement}\n\n` +
         `${formatTable(summaries)}\n`,
     );
-    if (limitsCosts.length > 0) process.stdout.write(`\n${formatLimitsCost(limitsCosts)}\n`);
+    if (limitsCosts.length > 0) process.stdout.write(`\n${formatLimitsCost(limitsCosts, limitsPlacement)}\n`);
     // PostgreSQL and Redis on this machine count as "others" while the service runs; only the bare runs tell of a neighbour then.
     const externalStores = backend !== 'sqlite' || settings.redisUrl !== undefined;
     const othersDuring = (summary: ScenarioSummary): number =>
@@ -307,6 +375,9 @@ async function main(): Promise<number> {
         logLevel: settings.logLevel,
         serviceEnv: settings.serviceEnv,
         cpuPlacement: placement,
+        limitsPhase: settings.limitsCost
+          ? { invocations: settings.limitsInvocations, runsPerInvocation: settings.limitsRuns, seconds: settings.limitsSeconds, cpuPlacement: limitsPlacement }
+          : undefined,
       },
       serviceLogBytes,
       scenarios: summaries,

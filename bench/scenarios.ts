@@ -55,11 +55,12 @@ export function buildScenarios(names: readonly ScenarioName[], petIds: { first: 
       barePathPrefix: '/v1/pets/',
       // A different seeded pet on every request, so the benchmark does not read one hot row. The
       // requests are built once (a setupRequest would rebuild each one, taxing the load generator),
-      // and every connection starts at its own place in the sequence.
-      requests: () => getSequence,
+      // and every connection starts at its own place in the sequence. Each gets its own request
+      // objects: autocannon stores the built bytes on them, for its own target's address.
+      requests: () => getSequence.map((request) => ({ ...request })),
       setupClient: (client) => {
         const offset = Math.floor(Math.random() * getSequence.length);
-        client.setRequests([...getSequence.slice(offset), ...getSequence.slice(0, offset)]);
+        client.setRequests([...getSequence.slice(offset), ...getSequence.slice(0, offset)].map((request) => ({ ...request })));
       },
     },
     post: {

@@ -14,8 +14,16 @@ export interface BenchSettings {
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
   readonly scenarios: readonly ScenarioName[];
-  /** Also measure the service without its limits step, to report what that step costs. */
+  /** Also measure the service without its limits step, to report what that step costs (issue #3). */
   readonly limitsCost: boolean;
+  /** Fresh pairs of processes (service, service without limits), runs per scenario in each, seconds per run. */
+  readonly limitsInvocations: number;
+  readonly limitsRuns: number;
+  readonly limitsSeconds: number;
+  /** Give the servers and the load generator CPUs of their own for that phase, when none were set. */
+  readonly limitsPinned: boolean;
+  /** A/A calibration of that phase: both sides run without limits, so any cost shown is the method's own error. */
+  readonly limitsCalibration: boolean;
   /** When set, the service runs with --cpu-prof and writes its profile here on exit. */
   readonly cpuProfileDir: string | undefined;
   /**
@@ -50,7 +58,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     databaseUrl,
     redisUrl: text(env, 'BENCH_REDIS_URL'),
     scenarios,
-    limitsCost: flag(env, 'BENCH_LIMITS_COST'),
+    limitsCost: flag(env, 'BENCH_LIMITS_COST', true),
+    limitsInvocations: positive(env, 'BENCH_LIMITS_INVOCATIONS', 5),
+    limitsRuns: positive(env, 'BENCH_LIMITS_RUNS', 2),
+    limitsSeconds: positive(env, 'BENCH_LIMITS_SECONDS', 3),
+    limitsPinned: flag(env, 'BENCH_LIMITS_PINNED', true),
+    limitsCalibration: flag(env, 'BENCH_LIMITS_AA', false),
     cpuProfileDir: text(env, 'BENCH_CPU_PROF_DIR'),
     serverCpus: cpuList(env, 'BENCH_SERVER_CPUS'),
     loadGeneratorCpus: cpuList(env, 'BENCH_LOADGEN_CPUS'),
@@ -63,9 +76,10 @@ function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = text(env, name);
-  if (raw === undefined || raw === '0' || raw === 'false') return false;
+  if (raw === undefined) return fallback;
+  if (raw === '0' || raw === 'false') return false;
   if (raw === '1' || raw === 'true') return true;
   throw new SettingsError(`${name} must be 1 or 0 (got '${raw}')`);
 }
