@@ -27,8 +27,8 @@ import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings }
  *                                     PostgreSQL the run uses a schema of its own, dropped at the end
  *   BENCH_SERVICE_<NAME>=value        any other service setting, e.g. BENCH_SERVICE_PG_POOL_SIZE=20
  *   BENCH_LIMITS_COST=0               skip the last phase: the service against itself without its limits
- *                                     step, both loaded at once, in BENCH_LIMITS_INVOCATIONS=5 fresh pairs of
- *                                     processes, BENCH_LIMITS_RUNS=2 runs of BENCH_LIMITS_SECONDS=3 per scenario
+ *                                     step, both loaded at once, in BENCH_LIMITS_INVOCATIONS=10 fresh pairs of
+ *                                     processes, BENCH_LIMITS_RUNS=1 run of BENCH_LIMITS_SECONDS=4 per scenario
  *                                     each; servers and load generator on CPUs of their own unless BENCH_LIMITS_PINNED=0
  *   BENCH_LIMITS_AA=1                 calibrate that phase: both sides without limits (the cost shown is its error)
  *   BENCH_CPU_PROF_DIR=dir            run the service under --cpu-prof
