@@ -176,6 +176,74 @@ function gitCommit(): string | undefined {
   }
 }
 
+interface LimitsPhaseContext {
+  readonly settings: BenchSettings;
+  readonly workDir: string;
+  readonly databaseUrl: string;
+  readonly backend: 'sqlite' | 'postgres';
+  readonly cpuCount: number;
+  /** The main phase's placement, kept when the phase cannot or may not pin. */
+  readonly placement: string;
+  readonly scenarios: readonly Scenario[];
+  readonly headers: Readonly<Record<string, string>>;
+  /** Where started processes are registered for clean-up, and problems reported. */
+  readonly children: ChildServer[];
+  readonly problems: string[];
+}
+
+interface LimitsPhase {
+  readonly costs: LimitsCost[];
+  readonly placement: string;
+}
+
+/** The last phase: the service against itself without its limits step (see limits-cost.ts). */
+async function runLimitsPhase(context: LimitsPhaseContext): Promise<LimitsPhase> {
+  const { settings, workDir, databaseUrl, backend, scenarios, children, problems } = context;
+  const ownCpus = settings.limitsPinned && settings.serverCpus === undefined && settings.loadGeneratorCpus === undefined ? dedicatedCpus(context.cpuCount) : undefined;
+  let placement = context.placement;
+  if (ownCpus !== undefined) {
+    pinProcess(ownCpus.loadGenerator);
+    placement = `servers on CPU ${ownCpus.servers}, load generator on CPU ${ownCpus.loadGenerator}`;
+  }
+  if (settings.limitsCalibration) placement += '; A/A CALIBRATION: both sides without limits';
+  log(`bench: limits phase, CPU placement: ${placement}`);
+  const cpus = ownCpus?.servers ?? settings.serverCpus;
+  // On SQLite each variant gets its own copy, so their writes do not wait on each other's locks.
+  const copyFor = (name: string): string => (backend === 'sqlite' ? copySqlite(databaseUrl, join(workDir, `limits-${name}.db`)) : databaseUrl);
+  const urls = { service: copyFor('service'), unlimited: copyFor('unlimited') };
+  const paired = await measureLimitsCost({
+    startPair: async () => {
+      const pair = await Promise.all([
+        startService(settings, workDir, { databaseUrl: urls.service, variant: settings.limitsCalibration ? 'unlimited' : 'service', logName: 'limits-service.log', cpus }),
+        startService(settings, workDir, { databaseUrl: urls.unlimited, variant: 'unlimited', logName: 'limits-unlimited.log', cpus }),
+      ]);
+      children.push(...pair);
+      return { service: pair[0], unlimited: pair[1] };
+    },
+    scenarios,
+    load: { connections: settings.connections, seconds: settings.limitsSeconds, headers: context.headers },
+    invocations: settings.limitsInvocations,
+    runsPerInvocation: settings.limitsRuns,
+    seconds: settings.limitsSeconds,
+    warmupSeconds: settings.warmupSeconds,
+    onRun: (scenario, invocation, run, withLimits, without) => {
+      const index = (invocation - 1) * settings.limitsRuns + run;
+      problems.push(...problemsOf(index, scenario, 'service', withLimits, 'limits phase'));
+      problems.push(...problemsOf(index, scenario, 'service without limits', without, 'limits phase'));
+      const cost = 1 - withLimits.requestsPerSecond / without.requestsPerSecond;
+      log(
+        `limits ${invocation}.${run}  ${scenario.title.padEnd(22)} cost ${(cost * 100).toFixed(1).padStart(5)}%  ` +
+          `with: ${describe(withLimits)}  without: ${describe(without)}`,
+      );
+    },
+  });
+  const costs = scenarios.map((scenario) => {
+    const runs = paired.get(scenario.name) ?? { service: [], unlimited: [] };
+    return summarizeLimitsCost(scenario, runs.service, runs.unlimited, LIMITS_COST_TARGET);
+  });
+  return { costs, placement };
+}
+
 async function main(): Promise<number> {
   let settings: BenchSettings;
   try {
@@ -269,59 +337,11 @@ async function main(): Promise<number> {
       }
     }
 
-    let limitsCosts: LimitsCost[] = [];
-    let limitsPlacement = placement;
+    let limits: LimitsPhase | undefined;
     if (settings.limitsCost) {
-      const ownCpus = settings.limitsPinned && settings.serverCpus === undefined && settings.loadGeneratorCpus === undefined ? dedicatedCpus(cpuCount) : undefined;
-      if (ownCpus !== undefined) {
-        pinProcess(ownCpus.loadGenerator);
-        limitsPlacement = `servers on CPU ${ownCpus.servers}, load generator on CPU ${ownCpus.loadGenerator}`;
-      }
       // The main phase's servers sit idle from here on; stopping them keeps the machine quiet.
       await Promise.all([service.stop(), bare.stop()]);
-      // On SQLite each variant gets its own copy, so their writes do not wait on each other's locks.
-      const variantUrls = {
-        service: backend === 'sqlite' ? copySqlite(databaseUrl, join(workDir, 'limits-service.db')) : databaseUrl,
-        unlimited: backend === 'sqlite' ? copySqlite(databaseUrl, join(workDir, 'limits-unlimited.db')) : databaseUrl,
-      };
-      const limitsCpus = ownCpus?.servers ?? settings.serverCpus;
-      if (settings.limitsCalibration) limitsPlacement += '; A/A CALIBRATION: both sides without limits';
-      log(`bench: limits phase, CPU placement: ${limitsPlacement}`);
-      const paired = await measureLimitsCost({
-        startPair: async () => {
-          const pair = await Promise.all([
-            startService(settings, workDir, {
-              databaseUrl: variantUrls.service,
-              variant: settings.limitsCalibration ? 'unlimited' : 'service',
-              logName: 'limits-service.log',
-              cpus: limitsCpus,
-            }),
-            startService(settings, workDir, { databaseUrl: variantUrls.unlimited, variant: 'unlimited', logName: 'limits-unlimited.log', cpus: limitsCpus }),
-          ]);
-          children.push(...pair);
-          return { service: pair[0], unlimited: pair[1] };
-        },
-        scenarios,
-        load: { connections: settings.connections, seconds: settings.limitsSeconds, headers },
-        invocations: settings.limitsInvocations,
-        runsPerInvocation: settings.limitsRuns,
-        seconds: settings.limitsSeconds,
-        warmupSeconds: settings.warmupSeconds,
-        onRun: (scenario, invocation, run, withLimits, without) => {
-          const index = (invocation - 1) * settings.limitsRuns + run;
-          problems.push(...problemsOf(index, scenario, 'service', withLimits, 'limits phase'));
-          problems.push(...problemsOf(index, scenario, 'service without limits', without, 'limits phase'));
-          const cost = 1 - withLimits.requestsPerSecond / without.requestsPerSecond;
-          log(
-            `limits ${invocation}.${run}  ${scenario.title.padEnd(22)} cost ${(cost * 100).toFixed(1).padStart(5)}%  ` +
-              `with: ${describe(withLimits)}  without: ${describe(without)}`,
-          );
-        },
-      });
-      limitsCosts = scenarios.map((scenario) => {
-        const pairedRuns = paired.get(scenario.name) ?? { service: [], unlimited: [] };
-        return summarizeLimitsCost(scenario, pairedRuns.service, pairedRuns.unlimited, LIMITS_COST_TARGET);
-      });
+      limits = await runLimitsPhase({ settings, workDir, databaseUrl, backend, cpuCount, placement, scenarios, headers, children, problems });
     }
 
     const summaries: ScenarioSummary[] = samples.map((sample) => {
@@ -336,7 +356,7 @@ async function main(): Promise<number> {
         `LOG_LEVEL=${settings.logLevel}, node ${process.version}, ${cpuCount} CPU(s), CPU placement: ${placement}\n\n` +
         `${formatTable(summaries)}\n`,
     );
-    if (limitsCosts.length > 0) process.stdout.write(`\n${formatLimitsCost(limitsCosts, limitsPlacement)}\n`);
+    if (limits !== undefined) process.stdout.write(`\n${formatLimitsCost(limits.costs, limits.placement)}\n`);
     // PostgreSQL and Redis on this machine count as "others" while the service runs; only the bare runs tell of a neighbour then.
     const externalStores = backend !== 'sqlite' || settings.redisUrl !== undefined;
     const othersDuring = (summary: ScenarioSummary): number =>
@@ -375,13 +395,14 @@ async function main(): Promise<number> {
         logLevel: settings.logLevel,
         serviceEnv: settings.serviceEnv,
         cpuPlacement: placement,
-        limitsPhase: settings.limitsCost
-          ? { invocations: settings.limitsInvocations, runsPerInvocation: settings.limitsRuns, seconds: settings.limitsSeconds, cpuPlacement: limitsPlacement }
-          : undefined,
+        limitsPhase:
+          limits === undefined
+            ? undefined
+            : { invocations: settings.limitsInvocations, runsPerInvocation: settings.limitsRuns, seconds: settings.limitsSeconds, cpuPlacement: limits.placement },
       },
       serviceLogBytes,
       scenarios: summaries,
-      limitsCost: limitsCosts,
+      limitsCost: limits?.costs ?? [],
       errors: problems,
     };
     writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
