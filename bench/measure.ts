@@ -119,12 +119,7 @@ interface RunningLoad {
 }
 
 function startAutocannon(url: string, scenario: Scenario, settings: LoadSettings): RunningLoad {
-  let resolveFinished: (result: autocannon.Result) => void = () => undefined;
-  let rejectFinished: (error: Error) => void = () => undefined;
-  const finished = new Promise<autocannon.Result>((resolve, reject) => {
-    resolveFinished = resolve;
-    rejectFinished = reject;
-  });
+  const { promise: finished, resolve, reject } = Promise.withResolvers<autocannon.Result>();
   const instance = autocannon(
     {
       url,
@@ -135,7 +130,7 @@ function startAutocannon(url: string, scenario: Scenario, settings: LoadSettings
       requests: scenario.requests(),
       ...(scenario.setupClient === undefined ? {} : { setupClient: scenario.setupClient }),
     },
-    (error: unknown, outcome) => (error ? rejectFinished(error instanceof Error ? error : new Error(String(error))) : resolveFinished(outcome)),
+    (error: unknown, outcome) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(outcome)),
   );
   const load: RunningLoad = { instance, finished, counting: false, latencyMicros: createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 }) };
   instance.on('response', (_client, _statusCode, _bytes, responseTime) => {

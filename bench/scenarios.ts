@@ -55,9 +55,10 @@ export function buildScenarios(names: readonly ScenarioName[], petIds: { first: 
       barePathPrefix: '/v1/pets/',
       // A different seeded pet on every request, so the benchmark does not read one hot row. The
       // requests are built once (a setupRequest would rebuild each one, taxing the load generator),
-      // and every connection starts at its own place in the sequence. Each gets its own request
-      // objects: autocannon stores the built bytes on them, for its own target's address.
-      requests: () => getSequence.map((request) => ({ ...request })),
+      // and every connection starts at its own place in the sequence. autocannon stores the built
+      // bytes (with its own target's address) on the request objects; it deep-copies `requests` for
+      // each connection, but not what setRequests is given, so those are copied here.
+      requests: () => getSequence,
       setupClient: (client) => {
         const offset = Math.floor(Math.random() * getSequence.length);
         client.setRequests([...getSequence.slice(offset), ...getSequence.slice(0, offset)].map((request) => ({ ...request })));
