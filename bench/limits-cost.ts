@@ -16,6 +16,8 @@ export interface LimitsCostOptions {
   readonly invocations: number;
   readonly runsPerInvocation: number;
   readonly seconds: number;
+  /** Load before the first scenario's runs in a fresh pair of processes, and before each later scenario's. */
+  readonly startWarmupSeconds: number;
   readonly warmupSeconds: number;
   readonly onRun: (scenario: Scenario, invocation: number, run: number, service: RunFigures, unlimited: RunFigures) => void;
 }
@@ -27,7 +29,9 @@ export interface LimitsCostOptions {
  *   the two variants are loaded at the same time, sharing the same CPUs: drift slows both alike;
  * - one process of a variant can run 15–20% slower than another process of the same code (what
  *   the JIT happened to optimise while warming up), so each invocation starts a fresh pair, and
- *   the cost is the median over several invocations.
+ *   the cost is the median over several invocations;
+ * - a fresh process keeps compiling for several seconds under load, the variant with more code
+ *   for longer, so the first scenario of a pair is measured only after a longer warm-up.
  * Its A/A calibration (BENCH_LIMITS_AA=1, the variant without limits against itself) measured
  * 0.3%, 4.3% and 2.0% for list, get and post over 10 invocations, with intervals 10–25 points wide.
  */
@@ -40,8 +44,9 @@ export async function measureLimitsCost(options: LimitsCostOptions): Promise<Map
       // invocations: in an A/A calibration the first-placed side came out a few percent apart.
       const serviceFirst = invocation % 2 === 1;
       const targets = serviceFirst ? [service, unlimited] : [unlimited, service];
-      for (const scenario of options.scenarios) {
-        if (options.warmupSeconds > 0) await measureTogether(targets, scenario, { ...options.load, seconds: options.warmupSeconds });
+      for (const [index, scenario] of options.scenarios.entries()) {
+        const warmupSeconds = index === 0 ? options.startWarmupSeconds : options.warmupSeconds;
+        if (warmupSeconds > 0) await measureTogether(targets, scenario, { ...options.load, seconds: warmupSeconds });
         for (let run = 1; run <= options.runsPerInvocation; run += 1) {
           const [first, second] = (await measureTogether(targets, scenario, { ...options.load, seconds: options.seconds })) as [RunFigures, RunFigures];
           const [withLimits, without] = serviceFirst ? [first, second] : [second, first];

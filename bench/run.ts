@@ -29,7 +29,9 @@ import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings }
  *   BENCH_LIMITS_COST=0               skip the last phase: the service against itself without its limits
  *                                     step, both loaded at once, in BENCH_LIMITS_INVOCATIONS=10 fresh pairs of
  *                                     processes, BENCH_LIMITS_RUNS=1 run of BENCH_LIMITS_SECONDS=4 per scenario
- *                                     each; servers and load generator on CPUs of their own unless BENCH_LIMITS_PINNED=0
+ *                                     each, after BENCH_LIMITS_WARMUP=8 s of load on a fresh pair (BENCH_WARMUP
+ *                                     before later scenarios); servers and load generator on CPUs of their own
+ *                                     unless BENCH_LIMITS_PINNED=0
  *   BENCH_LIMITS_AA=1                 calibrate that phase: both sides without limits (the cost shown is its error)
  *   BENCH_CPU_PROF_DIR=dir            run the service under --cpu-prof
  *   BENCH_SERVER_CPUS, BENCH_LOADGEN_CPUS   pin the servers / this process (taskset CPU lists)
@@ -225,6 +227,7 @@ async function runLimitsPhase(context: LimitsPhaseContext): Promise<LimitsPhase>
     invocations: settings.limitsInvocations,
     runsPerInvocation: settings.limitsRuns,
     seconds: settings.limitsSeconds,
+    startWarmupSeconds: settings.limitsWarmupSeconds,
     warmupSeconds: settings.warmupSeconds,
     onRun: (scenario, invocation, run, withLimits, without) => {
       const index = (invocation - 1) * settings.limitsRuns + run;
@@ -398,7 +401,13 @@ async function main(): Promise<number> {
         limitsPhase:
           limits === undefined
             ? undefined
-            : { invocations: settings.limitsInvocations, runsPerInvocation: settings.limitsRuns, seconds: settings.limitsSeconds, cpuPlacement: limits.placement },
+            : {
+                invocations: settings.limitsInvocations,
+                runsPerInvocation: settings.limitsRuns,
+                seconds: settings.limitsSeconds,
+                warmupSeconds: settings.limitsWarmupSeconds,
+                cpuPlacement: limits.placement,
+              },
       },
       serviceLogBytes,
       scenarios: summaries,

@@ -1,6 +1,7 @@
 import { buildServices } from '../src/composition-root.ts';
 import { loadConfig } from '../src/config.ts';
 import { buildApp } from '../src/http/build-app.ts';
+import { warmUpNextTick } from '../src/next-tick-warm-up.ts';
 
 /**
  * For `BENCH_LIMITS_COST=1` only: the service as src/server.ts runs it, on the same store and
@@ -12,6 +13,7 @@ async function main(): Promise<void> {
   const services = await buildServices(config);
   await services.store.migrate();
   const app = await buildApp({ ...services, limits: undefined });
+  await warmUpNextTick();
   await app.listen({ port: config.port, host: config.host });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

@@ -20,6 +20,8 @@ export interface BenchSettings {
   readonly limitsInvocations: number;
   readonly limitsRuns: number;
   readonly limitsSeconds: number;
+  /** Warm-up of a fresh pair before its first scenario: long enough for the JIT to settle at half a CPU each. */
+  readonly limitsWarmupSeconds: number;
   /** Give the servers and the load generator CPUs of their own for that phase, when none were set. */
   readonly limitsPinned: boolean;
   /** A/A calibration of that phase: both sides run without limits, so any cost shown is the method's own error. */
@@ -62,6 +64,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     limitsInvocations: positive(env, 'BENCH_LIMITS_INVOCATIONS', 10),
     limitsRuns: positive(env, 'BENCH_LIMITS_RUNS', 1),
     limitsSeconds: positive(env, 'BENCH_LIMITS_SECONDS', 4),
+    limitsWarmupSeconds: positive(env, 'BENCH_LIMITS_WARMUP', 8, true),
     limitsPinned: flag(env, 'BENCH_LIMITS_PINNED', true),
     limitsCalibration: flag(env, 'BENCH_LIMITS_AA', false),
     cpuProfileDir: text(env, 'BENCH_CPU_PROF_DIR'),
