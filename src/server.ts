@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildServices, type Services } from './composition-root.ts';
 import { buildApp } from './http/build-app.ts';
-import { warmUpNextTick } from './next-tick-warm-up.ts';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -11,7 +10,7 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Migrates, creates the demo key on an empty store, warms up, listens, and shuts down gracefully on signals. */
+/** Migrates, creates the demo key on an empty store, listens, and shuts down gracefully on signals. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const services = await buildServices(config, { collectProcessMetrics: true });
   try {
@@ -22,7 +21,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error;
   }
   const app = await buildApp(services);
-  await warmUpNextTick();
   const url = await app.listen({ port: config.port, host: config.host });
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -92,5 +90,3 @@ export async function main(): Promise<void> {
     });
   }
 }
-
-if (import.meta.main) await main();

@@ -1,9 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { CreatedKey } from '../auth/account-service.ts';
-import { buildServices, type Services } from '../composition-root.ts';
+import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
-import { main as serve } from '../server.ts';
+import { runServer } from '../main.ts';
 import type { AccountRecord, ApiKeyRecord } from '../storage/store.ts';
 import { parseDuration } from './duration.ts';
 
@@ -121,12 +121,14 @@ export async function runCli(argv: readonly string[], out: Output = stdoutOutput
     return 0;
   }
   if (parsed.command === 'serve') {
-    await serve();
+    await runServer();
     return -1;
   }
   const command = COMMANDS[parsed.command] as (typeof COMMANDS)[string];
   let services: Services | undefined;
   try {
+    // Imported here, not at the top, so that `serve` loads the service only after its warm-up (main.ts).
+    const { buildServices } = await import('../composition-root.ts');
     services = await buildServices(loadConfig());
     // Every command works on a fresh store; `migrate` reports what it applied itself.
     if (parsed.command !== 'migrate') await services.store.migrate();

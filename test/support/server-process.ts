@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-/** The real server (src/server.ts) as a child process on its own port: what an operator runs. */
+/** The real server (src/main.ts) as a child process on its own port: what an operator runs. */
 export interface ServerProcess {
   readonly url: string;
   readonly port: number;
@@ -28,7 +28,7 @@ export async function freePort(): Promise<number> {
 
 export async function startServerProcess(env: Record<string, string>, options: { port?: number; timeoutMs?: number } = {}): Promise<ServerProcess> {
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'src', 'server.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'src', 'main.ts')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
