@@ -33,8 +33,8 @@ export interface LimitsCostOptions {
  * - a fresh process keeps compiling for several seconds under load, the variant with more code
  *   for longer, so the first scenario of a pair is measured only after a longer warm-up.
  * Its A/A calibration (BENCH_LIMITS_AA=1, the variant without limits against itself) measured
- * 0.3%, 4.3% and 2.0% for list, get and post over 10 invocations, with intervals 10–25 points wide,
- * before src/main.ts warmed nextTick up; much of that width was nextTick's slow state (README).
+ * −0.1%, 0.3% and 0.0% for list, get and post over 10 invocations, with intervals 5–8 points wide;
+ * before the warm-ups (this one and src/main.ts's) they were 10–25 points wide.
  */
 export async function measureLimitsCost(options: LimitsCostOptions): Promise<Map<ScenarioName, PairedRuns>> {
   const results = new Map<ScenarioName, PairedRuns>(options.scenarios.map((scenario) => [scenario.name, { service: [], unlimited: [] }]));
