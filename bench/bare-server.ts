@@ -51,7 +51,9 @@ function main(): void {
   }
   const server = createServer({ keepAliveTimeout: 72_000 }, (request, response) => {
     const url = request.url ?? '/';
-    const chosen = responses.find((candidate) => candidate.method === request.method && url.startsWith(candidate.pathPrefix)) ?? fallback;
+    const chosen =
+      responses.find((candidate) => candidate.method === request.method && url.startsWith(candidate.pathPrefix)) ??
+      fallback;
     // Answer once the request body (POST) has been read, as the service must.
     request.resume();
     request.once('end', () => {

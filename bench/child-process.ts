@@ -51,7 +51,9 @@ export function startChildServer(options: ChildServerOptions): ChildServer {
   let child: ChildProcess;
   try {
     const [command, args] =
-      options.cpus === undefined ? [process.execPath, [...options.args]] : ['taskset', ['-c', options.cpus, process.execPath, ...options.args]];
+      options.cpus === undefined
+        ? [process.execPath, [...options.args]]
+        : ['taskset', ['-c', options.cpus, process.execPath, ...options.args]];
     child = spawn(command, args, { env: options.env, stdio: ['ignore', stdout, 'pipe'] });
   } finally {
     closeSync(stdout);

@@ -19,7 +19,13 @@ export interface LimitsCostOptions {
   /** Load before the first scenario's runs in a fresh pair of processes, and before each later scenario's. */
   readonly startWarmupSeconds: number;
   readonly warmupSeconds: number;
-  readonly onRun: (scenario: Scenario, invocation: number, run: number, service: RunFigures, unlimited: RunFigures) => void;
+  readonly onRun: (
+    scenario: Scenario,
+    invocation: number,
+    run: number,
+    service: RunFigures,
+    unlimited: RunFigures,
+  ) => void;
 }
 
 /**
@@ -37,7 +43,9 @@ export interface LimitsCostOptions {
  * before the warm-ups (this one and src/main.ts's) they were 10–25 points wide.
  */
 export async function measureLimitsCost(options: LimitsCostOptions): Promise<Map<ScenarioName, PairedRuns>> {
-  const results = new Map<ScenarioName, PairedRuns>(options.scenarios.map((scenario) => [scenario.name, { service: [], unlimited: [] }]));
+  const results = new Map<ScenarioName, PairedRuns>(
+    options.scenarios.map((scenario) => [scenario.name, { service: [], unlimited: [] }]),
+  );
   for (let invocation = 1; invocation <= options.invocations; invocation += 1) {
     const { service, unlimited } = await options.startPair(invocation);
     try {
@@ -49,7 +57,10 @@ export async function measureLimitsCost(options: LimitsCostOptions): Promise<Map
         const warmupSeconds = index === 0 ? options.startWarmupSeconds : options.warmupSeconds;
         if (warmupSeconds > 0) await measureTogether(targets, scenario, { ...options.load, seconds: warmupSeconds });
         for (let run = 1; run <= options.runsPerInvocation; run += 1) {
-          const [first, second] = (await measureTogether(targets, scenario, { ...options.load, seconds: options.seconds })) as [RunFigures, RunFigures];
+          const [first, second] = (await measureTogether(targets, scenario, {
+            ...options.load,
+            seconds: options.seconds,
+          })) as [RunFigures, RunFigures];
           const [withLimits, without] = serviceFirst ? [first, second] : [second, first];
           const paired = results.get(scenario.name) as PairedRuns;
           paired.service.push(withLimits);

@@ -44,7 +44,12 @@ export interface LoadTarget {
  * Runs autocannon for `seconds` against `url`. Latency is recorded here from every response's own
  * timing (autocannon's histogram has whole-millisecond resolution, too coarse for a 1 ms answer).
  */
-export async function measure(url: string, targetPid: number, scenario: Scenario, settings: LoadSettings): Promise<RunFigures> {
+export async function measure(
+  url: string,
+  targetPid: number,
+  scenario: Scenario,
+  settings: LoadSettings,
+): Promise<RunFigures> {
   const [figures] = await measureTogether([{ url, pid: targetPid }], scenario, settings);
   return figures as RunFigures;
 }
@@ -57,7 +62,11 @@ export async function measure(url: string, targetPid: number, scenario: Scenario
  * setting one up builds every request of every connection synchronously (for the get scenario,
  * 100,000 request buffers), which would otherwise stall the instances already running.
  */
-export async function measureTogether(targets: readonly LoadTarget[], scenario: Scenario, settings: LoadSettings): Promise<RunFigures[]> {
+export async function measureTogether(
+  targets: readonly LoadTarget[],
+  scenario: Scenario,
+  settings: LoadSettings,
+): Promise<RunFigures[]> {
   const loads = targets.map((target) => startAutocannon(target.url, scenario, settings));
   for (const load of loads) load.counting = true;
   const targetCpuBefore = targets.map((target) => cpuSecondsOf(target.pid));
@@ -86,7 +95,10 @@ export async function measureTogether(targets: readonly LoadTarget[], scenario: 
     machineBefore === undefined || machineAfter === undefined || knownTargetSeconds === undefined
       ? undefined
       : Math.max(0, percentOf(machineAfter.busy - machineBefore.busy - knownTargetSeconds - ownCpuSeconds));
-  const stealCpuPercent = machineBefore === undefined || machineAfter === undefined ? undefined : percentOf(machineAfter.steal - machineBefore.steal);
+  const stealCpuPercent =
+    machineBefore === undefined || machineAfter === undefined
+      ? undefined
+      : percentOf(machineAfter.steal - machineBefore.steal);
   return loads.map(({ latencyMicros }, index) => {
     const result = results[index] as autocannon.Result;
     const statusCodes: Record<string, number> = {};
@@ -130,9 +142,15 @@ function startAutocannon(url: string, scenario: Scenario, settings: LoadSettings
       requests: scenario.requests(),
       ...(scenario.setupClient === undefined ? {} : { setupClient: scenario.setupClient }),
     },
-    (error: unknown, outcome) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(outcome)),
+    (error: unknown, outcome) =>
+      error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(outcome),
   );
-  const load: RunningLoad = { instance, finished, counting: false, latencyMicros: createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 }) };
+  const load: RunningLoad = {
+    instance,
+    finished,
+    counting: false,
+    latencyMicros: createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 }),
+  };
   instance.on('response', (_client, _statusCode, _bytes, responseTime) => {
     if (load.counting) load.latencyMicros.record(Math.max(1, Math.round(responseTime * 1000)));
   });

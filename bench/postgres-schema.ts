@@ -20,7 +20,8 @@ export async function benchDatabase(baseUrl: string): Promise<BenchDatabase> {
   const separator = baseUrl.includes('?') ? '&' : '?';
   return {
     url: `${baseUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    drop: () => withClient(baseUrl, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => undefined),
+    drop: () =>
+      withClient(baseUrl, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => undefined),
   };
 }
 

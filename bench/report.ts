@@ -32,7 +32,9 @@ export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 function maxOf(values: ReadonlyArray<number | undefined>): number | undefined {
@@ -53,7 +55,12 @@ export function summarizeTarget(runs: readonly RunFigures[]): TargetSummary {
   };
 }
 
-export function summarizeScenario(scenario: Scenario, responseBytes: number, service: readonly RunFigures[], bare: readonly RunFigures[]): ScenarioSummary {
+export function summarizeScenario(
+  scenario: Scenario,
+  responseBytes: number,
+  service: readonly RunFigures[],
+  bare: readonly RunFigures[],
+): ScenarioSummary {
   const serviceSummary = summarizeTarget(service);
   const bareSummary = summarizeTarget(bare);
   const ratio = serviceSummary.requestsPerSecond / bareSummary.requestsPerSecond;
@@ -131,7 +138,12 @@ export function medianInterval(values: readonly number[]): MedianInterval {
 const microsPerRequest = (cpuPercent: number | undefined, requestsPerSecond: number): number | undefined =>
   cpuPercent === undefined || requestsPerSecond <= 0 ? undefined : (cpuPercent * 10_000) / requestsPerSecond;
 
-export function summarizeLimitsCost(scenario: Scenario, service: readonly RunFigures[], unlimited: readonly RunFigures[], target: number): LimitsCost {
+export function summarizeLimitsCost(
+  scenario: Scenario,
+  service: readonly RunFigures[],
+  unlimited: readonly RunFigures[],
+  target: number,
+): LimitsCost {
   const pairs = Math.min(service.length, unlimited.length);
   const costs: number[] = [];
   const cpuCosts: number[] = [];
@@ -145,10 +157,14 @@ export function summarizeLimitsCost(scenario: Scenario, service: readonly RunFig
   }
   const cost = median(costs);
   const medianMicros = (runs: readonly RunFigures[]): number | undefined => {
-    const known = runs.map((run) => microsPerRequest(run.targetCpuPercent, run.requestsPerSecond)).filter((value): value is number => value !== undefined);
+    const known = runs
+      .map((run) => microsPerRequest(run.targetCpuPercent, run.requestsPerSecond))
+      .filter((value): value is number => value !== undefined);
     return known.length === runs.length && known.length > 0 ? median(known) : undefined;
   };
-  const together = service.map((run, index) => (run.targetCpuPercent ?? Number.NaN) + (unlimited[index]?.targetCpuPercent ?? Number.NaN));
+  const together = service.map(
+    (run, index) => (run.targetCpuPercent ?? Number.NaN) + (unlimited[index]?.targetCpuPercent ?? Number.NaN),
+  );
   return {
     title: scenario.title,
     runs: pairs,
@@ -166,7 +182,18 @@ export function summarizeLimitsCost(scenario: Scenario, service: readonly RunFig
 }
 
 export function formatLimitsCost(costs: readonly LimitsCost[], placement: string): string {
-  const header = ['scenario', 'runs', 'service req/s', 'without limits', 'cost', '95% interval', 'CPU/req with … without', 'CPU cost', 'target', 'verdict'];
+  const header = [
+    'scenario',
+    'runs',
+    'service req/s',
+    'without limits',
+    'cost',
+    '95% interval',
+    'CPU/req with … without',
+    'CPU cost',
+    'target',
+    'verdict',
+  ];
   const rows = costs.map((cost) => [
     cost.title,
     String(cost.runs),
@@ -179,7 +206,9 @@ export function formatLimitsCost(costs: readonly LimitsCost[], placement: string
     `<= ${Math.round(cost.target * 100)}%`,
     cost.verdict,
   ]);
-  const idle = costs.filter((cost) => cost.serversCpuPercent !== undefined && cost.serversCpuPercent < SATURATED_PERCENT);
+  const idle = costs.filter(
+    (cost) => cost.serversCpuPercent !== undefined && cost.serversCpuPercent < SATURATED_PERCENT,
+  );
   const note =
     idle.length === 0
       ? ''
@@ -199,7 +228,18 @@ const round = (value: number, digits: number): string => (Number.isFinite(value)
 const percent = (value: number | undefined): string => (value === undefined ? 'n/a' : `${Math.round(value)}%`);
 
 export function formatTable(summaries: readonly ScenarioSummary[]): string {
-  const header = ['scenario', 'service req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'p50 ms', 'p99 ms', 'ratio', 'target', 'verdict'];
+  const header = [
+    'scenario',
+    'service req/s',
+    'p50 ms',
+    'p99 ms',
+    'bare req/s',
+    'p50 ms',
+    'p99 ms',
+    'ratio',
+    'target',
+    'verdict',
+  ];
   const rows = summaries.map((summary) => [
     summary.title,
     round(summary.service.requestsPerSecond, 0),
@@ -212,7 +252,16 @@ export function formatTable(summaries: readonly ScenarioSummary[]): string {
     `>= ${summary.target.toFixed(2)}`,
     summary.verdict,
   ]);
-  const cpuHeader = ['scenario', 'service', 'load gen', 'others (max)', 'bare', 'load gen', 'others (max)', 'body bytes'];
+  const cpuHeader = [
+    'scenario',
+    'service',
+    'load gen',
+    'others (max)',
+    'bare',
+    'load gen',
+    'others (max)',
+    'body bytes',
+  ];
   const cpuRows = summaries.map((summary) => [
     summary.title,
     percent(summary.service.targetCpuPercent),
@@ -230,8 +279,12 @@ export function formatTable(summaries: readonly ScenarioSummary[]): string {
 }
 
 function grid(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
   const line = (cells: readonly string[]): string =>
-    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+    cells
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ');
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }

@@ -8,7 +8,14 @@ import type { BareResponse } from './bare-server.ts';
 import { freePort, pinProcess, startChildServer, waitUntilReady, type ChildServer } from './child-process.ts';
 import { dedicatedCpus, measureLimitsCost } from './limits-cost.ts';
 import { measure, type LoadSettings, type RunFigures } from './measure.ts';
-import { formatLimitsCost, formatTable, summarizeLimitsCost, summarizeScenario, type LimitsCost, type ScenarioSummary } from './report.ts';
+import {
+  formatLimitsCost,
+  formatTable,
+  summarizeLimitsCost,
+  summarizeScenario,
+  type LimitsCost,
+  type ScenarioSummary,
+} from './report.ts';
 import { buildScenarios, type Scenario, type ScenarioName } from './scenarios.ts';
 import { seed } from './seed.ts';
 import { benchDatabase } from './postgres-schema.ts';
@@ -86,9 +93,14 @@ interface ServiceStart {
   readonly cpus: string | undefined;
 }
 
-async function startService(settings: BenchSettings, workDir: string, { databaseUrl, variant, logName, cpus }: ServiceStart): Promise<ChildServer> {
+async function startService(
+  settings: BenchSettings,
+  workDir: string,
+  { databaseUrl, variant, logName, cpus }: ServiceStart,
+): Promise<ChildServer> {
   const port = await freePort(HOST);
-  const profiling = settings.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`];
+  const profiling =
+    settings.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`];
   const env: NodeJS.ProcessEnv = {
     ...inheritedEnv(),
     ...settings.serviceEnv,
@@ -99,8 +111,17 @@ async function startService(settings: BenchSettings, workDir: string, { database
     DEMO_BOOTSTRAP: 'false',
   };
   if (settings.redisUrl !== undefined) env['REDIS_URL'] = settings.redisUrl;
-  const [name, script] = variant === 'service' ? ['service', SERVER_SCRIPT] : ['service without limits', UNLIMITED_SCRIPT];
-  const server = startChildServer({ name, args: [...profiling, script], env, host: HOST, port, stdoutFile: join(workDir, logName), cpus });
+  const [name, script] =
+    variant === 'service' ? ['service', SERVER_SCRIPT] : ['service without limits', UNLIMITED_SCRIPT];
+  const server = startChildServer({
+    name,
+    args: [...profiling, script],
+    env,
+    host: HOST,
+    port,
+    stdoutFile: join(workDir, logName),
+    cpus,
+  });
   await waitUntilReady(server, '/healthz');
   return server;
 }
@@ -108,19 +129,36 @@ async function startService(settings: BenchSettings, workDir: string, { database
 async function startBare(samples: readonly Sample[], workDir: string, cpus: string | undefined): Promise<ChildServer> {
   const port = await freePort(HOST);
   const responses: BareResponse[] = samples
-    .map(({ scenario, statusCode, body }) => ({ method: scenario.method, pathPrefix: scenario.barePathPrefix, statusCode, body }))
+    .map(({ scenario, statusCode, body }) => ({
+      method: scenario.method,
+      pathPrefix: scenario.barePathPrefix,
+      statusCode,
+      body,
+    }))
     // Longest prefix first, so /v1/pets/{id} is not taken for /v1/pets.
     .sort((a, b) => b.pathPrefix.length - a.pathPrefix.length);
   const file = join(workDir, 'bare-responses.json');
   writeFileSync(file, JSON.stringify(responses));
   const env = { ...inheritedEnv(), PORT: String(port), HOST, BARE_RESPONSES: file };
-  const server = startChildServer({ name: 'bare server', args: [BARE_SCRIPT], env, host: HOST, port, stdoutFile: join(workDir, 'bare.log'), cpus });
+  const server = startChildServer({
+    name: 'bare server',
+    args: [BARE_SCRIPT],
+    env,
+    host: HOST,
+    port,
+    stdoutFile: join(workDir, 'bare.log'),
+    cpus,
+  });
   await waitUntilReady(server, '/healthz');
   return server;
 }
 
 /** One real answer of the service per scenario: proof that it works, and the body the bare server mirrors. */
-async function fetchSample(service: ChildServer, scenario: Scenario, headers: Readonly<Record<string, string>>): Promise<Sample> {
+async function fetchSample(
+  service: ChildServer,
+  scenario: Scenario,
+  headers: Readonly<Record<string, string>>,
+): Promise<Sample> {
   const response = await fetch(`${service.url}${scenario.samplePath}`, {
     method: scenario.method,
     headers: scenario.body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
@@ -135,17 +173,24 @@ async function fetchSample(service: ChildServer, scenario: Scenario, headers: Re
 
 function problemsOf(round: number, scenario: Scenario, target: string, figures: RunFigures, phase: string): string[] {
   const problems: string[] = [];
-  if (figures.non2xx > 0) problems.push(`${figures.non2xx} non-2xx responses (status codes: ${JSON.stringify(figures.statusCodes)})`);
+  if (figures.non2xx > 0)
+    problems.push(`${figures.non2xx} non-2xx responses (status codes: ${JSON.stringify(figures.statusCodes)})`);
   if (figures.errors > 0) problems.push(`${figures.errors} connection errors`);
   if (figures.timeouts > 0) problems.push(`${figures.timeouts} timeouts`);
   if (figures.responses === 0) problems.push('no responses');
-  return problems.map((problem) => `${phase === 'limits phase' ? 'run' : 'round'} ${round}, ${scenario.title}, ${target} (${phase}): ${problem}`);
+  return problems.map(
+    (problem) =>
+      `${phase === 'limits phase' ? 'run' : 'round'} ${round}, ${scenario.title}, ${target} (${phase}): ${problem}`,
+  );
 }
 
 function describe(figures: RunFigures): string {
   const cpu = figures.targetCpuPercent === undefined ? '' : `, target CPU ${Math.round(figures.targetCpuPercent)}%`;
   const others = figures.otherCpuPercent === undefined ? '' : `, others ${Math.round(figures.otherCpuPercent)}%`;
-  const steal = figures.stealCpuPercent === undefined || figures.stealCpuPercent < 1 ? '' : `, steal ${Math.round(figures.stealCpuPercent)}%`;
+  const steal =
+    figures.stealCpuPercent === undefined || figures.stealCpuPercent < 1
+      ? ''
+      : `, steal ${Math.round(figures.stealCpuPercent)}%`;
   return (
     `${Math.round(figures.requestsPerSecond)} req/s, p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms` +
     `${cpu}, load generator CPU ${Math.round(figures.loadGeneratorCpuPercent)}%${others}${steal}` +
@@ -172,7 +217,11 @@ function tailOf(path: string, bytes = 4096): string {
 
 function gitCommit(): string | undefined {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }
@@ -201,7 +250,10 @@ interface LimitsPhase {
 /** The last phase: the service against itself without its limits step (see limits-cost.ts). */
 async function runLimitsPhase(context: LimitsPhaseContext): Promise<LimitsPhase> {
   const { settings, workDir, databaseUrl, backend, scenarios, children, problems } = context;
-  const ownCpus = settings.limitsPinned && settings.serverCpus === undefined && settings.loadGeneratorCpus === undefined ? dedicatedCpus(context.cpuCount) : undefined;
+  const ownCpus =
+    settings.limitsPinned && settings.serverCpus === undefined && settings.loadGeneratorCpus === undefined
+      ? dedicatedCpus(context.cpuCount)
+      : undefined;
   let placement = context.placement;
   if (ownCpus !== undefined) {
     pinProcess(ownCpus.loadGenerator);
@@ -211,13 +263,24 @@ async function runLimitsPhase(context: LimitsPhaseContext): Promise<LimitsPhase>
   log(`bench: limits phase, CPU placement: ${placement}`);
   const cpus = ownCpus?.servers ?? settings.serverCpus;
   // On SQLite each variant gets its own copy, so their writes do not wait on each other's locks.
-  const copyFor = (name: string): string => (backend === 'sqlite' ? copySqlite(databaseUrl, join(workDir, `limits-${name}.db`)) : databaseUrl);
+  const copyFor = (name: string): string =>
+    backend === 'sqlite' ? copySqlite(databaseUrl, join(workDir, `limits-${name}.db`)) : databaseUrl;
   const urls = { service: copyFor('service'), unlimited: copyFor('unlimited') };
   const paired = await measureLimitsCost({
     startPair: async () => {
       const pair = await Promise.all([
-        startService(settings, workDir, { databaseUrl: urls.service, variant: settings.limitsCalibration ? 'unlimited' : 'service', logName: 'limits-service.log', cpus }),
-        startService(settings, workDir, { databaseUrl: urls.unlimited, variant: 'unlimited', logName: 'limits-unlimited.log', cpus }),
+        startService(settings, workDir, {
+          databaseUrl: urls.service,
+          variant: settings.limitsCalibration ? 'unlimited' : 'service',
+          logName: 'limits-service.log',
+          cpus,
+        }),
+        startService(settings, workDir, {
+          databaseUrl: urls.unlimited,
+          variant: 'unlimited',
+          logName: 'limits-unlimited.log',
+          cpus,
+        }),
       ]);
       children.push(...pair);
       return { service: pair[0], unlimited: pair[1] };
@@ -269,7 +332,9 @@ async function main(): Promise<number> {
   const cleanUp = (): Promise<void> => {
     cleaned ??= (async () => {
       await Promise.all(children.map((child) => child.stop().catch(() => undefined)));
-      await postgres?.drop().catch((error: unknown) => log(`bench: could not drop the benchmark schema: ${String(error)}`));
+      await postgres
+        ?.drop()
+        .catch((error: unknown) => log(`bench: could not drop the benchmark schema: ${String(error)}`));
       rmSync(workDir, { recursive: true, force: true });
     })();
     return cleaned;
@@ -283,11 +348,20 @@ async function main(): Promise<number> {
 
   try {
     const backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
-    log(`bench: seeding ${settings.pets} pets into ${settings.databaseUrl === undefined ? 'a temporary SQLite database' : databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
+    log(
+      `bench: seeding ${settings.pets} pets into ${settings.databaseUrl === undefined ? 'a temporary SQLite database' : databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`,
+    );
     const seeded = await seed({ databaseUrl, redisUrl: settings.redisUrl, pets: settings.pets, batchSize: 1000 });
-    log(`bench: seeded pets ${seeded.firstPetId}..${seeded.lastPetId} and account ${seeded.accountName} (enterprise) in ${seeded.seconds.toFixed(1)} s`);
+    log(
+      `bench: seeded pets ${seeded.firstPetId}..${seeded.lastPetId} and account ${seeded.accountName} (enterprise) in ${seeded.seconds.toFixed(1)} s`,
+    );
 
-    const service = await startService(settings, workDir, { databaseUrl, variant: 'service', logName: 'service.log', cpus: settings.serverCpus });
+    const service = await startService(settings, workDir, {
+      databaseUrl,
+      variant: 'service',
+      logName: 'service.log',
+      cpus: settings.serverCpus,
+    });
     children.push(service);
     log(`bench: service ready at ${service.url} (pid ${service.pid}, LOG_LEVEL=${settings.logLevel})`);
 
@@ -309,7 +383,9 @@ async function main(): Promise<number> {
     log(`bench: CPU placement: ${placement}`);
     const targets: Record<TargetName, ChildServer> = { service, bare };
     const targetNames = Object.keys(targets) as TargetName[];
-    const runs = new Map<ScenarioName, Record<TargetName, RunFigures[]>>(scenarios.map((scenario) => [scenario.name, { service: [], bare: [] }]));
+    const runs = new Map<ScenarioName, Record<TargetName, RunFigures[]>>(
+      scenarios.map((scenario) => [scenario.name, { service: [], bare: [] }]),
+    );
     const problems: string[] = [];
     const measured: LoadSettings = { connections: settings.connections, seconds: settings.durationSeconds, headers };
     const warmup: LoadSettings = { ...measured, seconds: settings.warmupSeconds };
@@ -335,7 +411,9 @@ async function main(): Promise<number> {
             );
           }
           runs.get(scenario.name)?.[targetName].push(figures);
-          log(`round ${round}/${settings.rounds}  ${scenario.title.padEnd(22)} ${targetName.padEnd(7)} ${describe(figures)}`);
+          log(
+            `round ${round}/${settings.rounds}  ${scenario.title.padEnd(22)} ${targetName.padEnd(7)} ${describe(figures)}`,
+          );
         }
       }
     }
@@ -344,7 +422,18 @@ async function main(): Promise<number> {
     if (settings.limitsCost) {
       // The main phase's servers sit idle from here on; stopping them keeps the machine quiet.
       await Promise.all([service.stop(), bare.stop()]);
-      limits = await runLimitsPhase({ settings, workDir, databaseUrl, backend, cpuCount, placement, scenarios, headers, children, problems });
+      limits = await runLimitsPhase({
+        settings,
+        workDir,
+        databaseUrl,
+        backend,
+        cpuCount,
+        placement,
+        scenarios,
+        headers,
+        children,
+        problems,
+      });
     }
 
     const summaries: ScenarioSummary[] = samples.map((sample) => {
@@ -366,7 +455,9 @@ async function main(): Promise<number> {
       Math.max(externalStores ? 0 : (summary.service.maxOtherCpuPercent ?? 0), summary.bare.maxOtherCpuPercent ?? 0);
     const noisy = summaries.filter((summary) => othersDuring(summary) > NOISY_OTHERS_PERCENT);
     if (externalStores) {
-      process.stdout.write('\n"others" during the service runs includes PostgreSQL/Redis when they run on this machine.\n');
+      process.stdout.write(
+        '\n"others" during the service runs includes PostgreSQL/Redis when they run on this machine.\n',
+      );
     }
     if (noisy.length > 0) {
       process.stdout.write(
@@ -376,7 +467,9 @@ async function main(): Promise<number> {
     }
     if (problems.length > 0) {
       process.stdout.write(`\nERRORS (${problems.length}):\n${problems.map((problem) => `  ${problem}`).join('\n')}\n`);
-      process.stdout.write(`\nservice stderr:\n${service.stderrTail() || '(empty)'}\nend of service log:\n${tailOf(join(workDir, 'service.log'))}\n`);
+      process.stdout.write(
+        `\nservice stderr:\n${service.stderrTail() || '(empty)'}\nend of service log:\n${tailOf(join(workDir, 'service.log'))}\n`,
+      );
     }
 
     mkdirSync(RESULTS_DIR, { recursive: true });

@@ -61,7 +61,9 @@ export function buildScenarios(names: readonly ScenarioName[], petIds: { first: 
       requests: () => getSequence,
       setupClient: (client) => {
         const offset = Math.floor(Math.random() * getSequence.length);
-        client.setRequests([...getSequence.slice(offset), ...getSequence.slice(0, offset)].map((request) => ({ ...request })));
+        client.setRequests(
+          [...getSequence.slice(offset), ...getSequence.slice(0, offset)].map((request) => ({ ...request })),
+        );
       },
     },
     post: {
@@ -72,7 +74,9 @@ export function buildScenarios(names: readonly ScenarioName[], petIds: { first: 
       samplePath: '/v1/pets',
       body: POST_BODY,
       barePathPrefix: '/v1/pets',
-      requests: () => [{ method: 'POST', path: '/v1/pets', body: POST_BODY, headers: { 'content-type': 'application/json' } }],
+      requests: () => [
+        { method: 'POST', path: '/v1/pets', body: POST_BODY, headers: { 'content-type': 'application/json' } },
+      ],
       setupClient: undefined,
     },
   };

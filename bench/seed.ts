@@ -39,14 +39,19 @@ export async function seed(options: SeedOptions): Promise<Seeded> {
     await services.store.migrate();
     // Unique per run: a shared database (PostgreSQL) keeps the accounts of earlier runs.
     const accountName = `bench-${Date.now()}-${process.pid}`;
-    await services.accounts.createAccount(accountName, { plan: 'enterprise', perMinute: BENCH_LIMIT, perDay: BENCH_LIMIT });
+    await services.accounts.createAccount(accountName, {
+      plan: 'enterprise',
+      perMinute: BENCH_LIMIT,
+      perDay: BENCH_LIMIT,
+    });
     const { key } = await services.accounts.createKey(accountName);
     const now = Date.now();
     let firstPetId = Number.POSITIVE_INFINITY;
     let lastPetId = 0;
     for (let start = 0; start < options.pets; start += options.batchSize) {
       const batch: Array<Promise<{ id: number }>> = [];
-      for (let i = start; i < Math.min(start + options.batchSize, options.pets); i += 1) batch.push(services.store.pets.create(petNumber(i), now));
+      for (let i = start; i < Math.min(start + options.batchSize, options.pets); i += 1)
+        batch.push(services.store.pets.create(petNumber(i), now));
       for (const pet of await Promise.all(batch)) {
         firstPetId = Math.min(firstPetId, pet.id);
         lastPetId = Math.max(lastPetId, pet.id);

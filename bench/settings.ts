@@ -45,7 +45,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
   const scenarios = listOf(env, 'BENCH_SCENARIOS', SCENARIO_NAMES);
   const logLevel = text(env, 'BENCH_LOG_LEVEL') ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new SettingsError(`BENCH_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new SettingsError(`BENCH_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
   const databaseUrl = text(env, 'BENCH_DATABASE_URL');
   if (databaseUrl !== undefined && !/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(databaseUrl)) {
     throw new SettingsError(`BENCH_DATABASE_URL must be sqlite:PATH or postgres://… (got '${databaseUrl}')`);
@@ -99,7 +100,8 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAl
 
 function cpuList(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = text(env, name);
-  if (raw !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(raw)) throw new SettingsError(`${name} must be a CPU list such as 1 or 0,2-3 (got '${raw}')`);
+  if (raw !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(raw))
+    throw new SettingsError(`${name} must be a CPU list such as 1 or 0,2-3 (got '${raw}')`);
   return raw;
 }
 
@@ -107,7 +109,10 @@ function listOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed:
   const raw = text(env, name);
   if (raw === undefined) return [...allowed];
   const chosen: T[] = [];
-  for (const item of raw.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const item of raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const match = allowed.find((candidate) => candidate === item);
     if (!match) throw new SettingsError(`${name}: '${item}' is not one of ${allowed.join(', ')}`);
     if (!chosen.includes(match)) chosen.push(match);

@@ -41,7 +41,13 @@ export interface ServiceOptions {
  */
 export function createLogger(level: string): { logger: Logger; accessLog: AccessLog | undefined } {
   const destination = LogDestination.forStdout();
-  const logger = pino({ level, redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' } }, destination);
+  const logger = pino(
+    {
+      level,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
+    },
+    destination,
+  );
   return { logger, accessLog: logger.isLevelEnabled('info') ? createAccessLog(destination) : undefined };
 }
 
@@ -62,7 +68,11 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
           fallback: new MemoryLimiter({ now: () => clock.now() }),
           onFallback: (error, notice) => {
             metrics.limiterFallbacks.inc();
-            if (notice.log) logger.warn({ err: error.message, suppressed: notice.suppressed }, 'Redis unreachable: rate limits are counted per instance');
+            if (notice.log)
+              logger.warn(
+                { err: error.message, suppressed: notice.suppressed },
+                'Redis unreachable: rate limits are counted per instance',
+              );
           },
           onRecovered: () => logger.info('Redis reachable again: rate limits are shared'),
         });

@@ -9,30 +9,78 @@ const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Liter
 
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'TCP port to listen on.' }),
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address to bind; 0.0.0.0 behind a load balancer.' }),
+  HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'Address to bind; 0.0.0.0 behind a load balancer.',
+  }),
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
     default: 'sqlite:./data/petstore.db',
     description: 'sqlite:PATH for the embedded store, postgres://… for PostgreSQL.',
   }),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$', description: 'Shares rate-limit counters and bans between instances.' })),
-  REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'petstore:', description: 'Prefix of every Redis key, to share one Redis between deployments.' }),
+  REDIS_URL: Type.Optional(
+    Type.String({ pattern: '^rediss?://.+$', description: 'Shares rate-limit counters and bans between instances.' }),
+  ),
+  REDIS_PREFIX: Type.String({
+    pattern: '^[A-Za-z0-9:_.-]{1,64}$',
+    default: 'petstore:',
+    description: 'Prefix of every Redis key, to share one Redis between deployments.',
+  }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info', description: 'pino log level.' },
   ),
-  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+(/.*)?$', description: 'Absolute origin used in Link headers; relative links when unset.' })),
-  DEPRECATION_DATE: Type.String({ default: '2025-12-05T00:00:00Z', description: 'When GET /v1/pets/{petId} was deprecated (Deprecation header).' }),
-  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 1000, description: 'How long a verified key is trusted before storage is asked again.' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 10000, description: 'Time a client has to send its headers and whole body; then 408.' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000, description: 'Grace period for in-flight requests on SIGTERM.' }),
+  PUBLIC_BASE_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^/]+(/.*)?$',
+      description: 'Absolute origin used in Link headers; relative links when unset.',
+    }),
+  ),
+  DEPRECATION_DATE: Type.String({
+    default: '2025-12-05T00:00:00Z',
+    description: 'When GET /v1/pets/{petId} was deprecated (Deprecation header).',
+  }),
+  KEY_CACHE_TTL_MS: Type.Integer({
+    minimum: 0,
+    maximum: 1000,
+    default: 1000,
+    description: 'How long a verified key is trusted before storage is asked again.',
+  }),
+  REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    default: 10000,
+    description: 'Time a client has to send its headers and whole body; then 408.',
+  }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({
+    minimum: 0,
+    default: 10000,
+    description: 'Grace period for in-flight requests on SIGTERM.',
+  }),
   CORS_ORIGINS: Type.String({ default: '', description: 'Comma-separated allowed origins; empty disables CORS.' }),
   TRUST_PROXY: Bool,
-  ANON_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, default: 60, description: 'Requests per minute per client address without a valid key.' }),
-  BAN_THRESHOLD: Type.Integer({ minimum: 1, default: 10, description: 'Requests after a 429, before Retry-After, that trigger a ban.' }),
-  BAN_BASE_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'First ban length; doubles per repeat within 24 h.' }),
+  ANON_LIMIT_PER_MINUTE: Type.Integer({
+    minimum: 1,
+    default: 60,
+    description: 'Requests per minute per client address without a valid key.',
+  }),
+  BAN_THRESHOLD: Type.Integer({
+    minimum: 1,
+    default: 10,
+    description: 'Requests after a 429, before Retry-After, that trigger a ban.',
+  }),
+  BAN_BASE_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 900,
+    description: 'First ban length; doubles per repeat within 24 h.',
+  }),
   BAN_MAX_SECONDS: Type.Integer({ minimum: 1, default: 86400, description: 'Longest ban.' }),
-  PG_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per instance.' }),
+  PG_POOL_SIZE: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 10,
+    description: 'PostgreSQL connections per instance.',
+  }),
   STORAGE_TIMEOUT_MS: Type.Integer({ minimum: 50, default: 2000, description: 'Longest wait for storage before 503.' }),
   DEMO_BOOTSTRAP: Bool,
 });
@@ -79,7 +127,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   if (firstError) {
     const name = firstError.instancePath.replace(/^\//, '');
     const property = EnvSchema.properties[name as keyof Env];
-    const choices = 'anyOf' in property ? property.anyOf.map((choice: { const?: unknown }) => choice.const).join(', ') : '';
+    const choices =
+      'anyOf' in property ? property.anyOf.map((choice: { const?: unknown }) => choice.const).join(', ') : '';
     const problem = choices ? `must be one of ${choices}` : firstError.message;
     throw new ConfigError(`invalid configuration: ${name} ${problem} (got ${JSON.stringify(raw[name])})`);
   }
@@ -89,7 +138,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
 function freeze(env: Env): Config {
   const deprecationDate = new Date(env.DEPRECATION_DATE);
   if (Number.isNaN(deprecationDate.getTime())) {
-    throw new ConfigError(`invalid configuration: DEPRECATION_DATE is not a date (got ${JSON.stringify(env.DEPRECATION_DATE)})`);
+    throw new ConfigError(
+      `invalid configuration: DEPRECATION_DATE is not a date (got ${JSON.stringify(env.DEPRECATION_DATE)})`,
+    );
   }
   if (deprecationDate > GET_PET_SUNSET) {
     throw new ConfigError('invalid configuration: DEPRECATION_DATE must not be later than the sunset, 2030-12-05');
@@ -109,10 +160,18 @@ function freeze(env: Env): Config {
     keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
-    corsOrigins: Object.freeze(env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean)),
+    corsOrigins: Object.freeze(
+      env.CORS_ORIGINS.split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+    ),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,
-    ban: Object.freeze({ threshold: env.BAN_THRESHOLD, baseSeconds: env.BAN_BASE_SECONDS, maxSeconds: env.BAN_MAX_SECONDS }),
+    ban: Object.freeze({
+      threshold: env.BAN_THRESHOLD,
+      baseSeconds: env.BAN_BASE_SECONDS,
+      maxSeconds: env.BAN_MAX_SECONDS,
+    }),
     pgPoolSize: env.PG_POOL_SIZE,
     storageTimeoutMs: env.STORAGE_TIMEOUT_MS,
     demoBootstrap: env.DEMO_BOOTSTRAP === 'true' || env.DEMO_BOOTSTRAP === '1',

@@ -58,7 +58,12 @@ async function announceDemoKey(services: Services): Promise<void> {
 /** Where a newcomer on this machine reaches the server. */
 function exampleOrigin(config: Config): string {
   if (config.publicBaseUrl) return config.publicBaseUrl;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const host =
+    config.host === '0.0.0.0' || config.host === '::'
+      ? 'localhost'
+      : config.host.includes(':')
+        ? `[${config.host}]`
+        : config.host;
   return `http://${host}:${config.port}`;
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../src/auth/api-key.ts';
-import { ManualClock } from '../src/clock.ts';
+import { ManualClock } from './support/manual-clock.ts';
 import { api, assertError, type ApiClient, type ApiResponse, type Pet } from './support/openapi-contract.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
@@ -21,13 +21,22 @@ function headersFor(authorization: string | null): { key: null; headers: Record<
 
 function operations(petId: () => number): Operation[] {
   return [
-    { name: 'listPets', success: 200, send: (client, authorization) => client.get('/v1/pets?limit=1', headersFor(authorization)) },
+    {
+      name: 'listPets',
+      success: 200,
+      send: (client, authorization) => client.get('/v1/pets?limit=1', headersFor(authorization)),
+    },
     {
       name: 'createPet',
       success: 201,
-      send: (client, authorization) => client.post('/v1/pets', { name: 'auth-matrix', categoryId: 1 }, headersFor(authorization)),
+      send: (client, authorization) =>
+        client.post('/v1/pets', { name: 'auth-matrix', categoryId: 1 }, headersFor(authorization)),
     },
-    { name: 'getPet', success: 200, send: (client, authorization) => client.get(`/v1/pets/${petId()}`, headersFor(authorization)) },
+    {
+      name: 'getPet',
+      success: 200,
+      send: (client, authorization) => client.get(`/v1/pets/${petId()}`, headersFor(authorization)),
+    },
   ];
 }
 
@@ -110,7 +119,8 @@ describe('authentication', () => {
   }
 
   it('creates no pet for an unauthenticated POST', async () => {
-    const count = async (): Promise<number> => (await client.get('/v1/pets?limit=100', { key: valid })).json<Pet[]>().length;
+    const count = async (): Promise<number> =>
+      (await client.get('/v1/pets?limit=100', { key: valid })).json<Pet[]>().length;
     const before = await count();
     for (const [, header] of cases) await ops[1]?.send(client, header());
     assert.equal(await count(), before);
@@ -161,14 +171,23 @@ describe('authentication', () => {
     const document = (await response.json()) as {
       openapi: string;
       security?: Array<Record<string, unknown>>;
-      components: { securitySchemes?: Record<string, { type?: string; scheme?: string }>; schemas: Record<string, { required?: string[] }> };
-      paths: Record<string, Record<string, { operationId?: string; deprecated?: boolean; responses: Record<string, unknown> }>>;
+      components: {
+        securitySchemes?: Record<string, { type?: string; scheme?: string }>;
+        schemas: Record<string, { required?: string[] }>;
+      };
+      paths: Record<
+        string,
+        Record<string, { operationId?: string; deprecated?: boolean; responses: Record<string, unknown> }>
+      >;
     };
     assert.match(document.openapi, /^3\.1\./);
     const bearer = document.components.securitySchemes?.['bearerAuth'];
     assert.equal(bearer?.type, 'http');
     assert.match(bearer?.scheme ?? '', /^bearer$/i);
-    assert.ok(document.security?.some((requirement) => 'bearerAuth' in requirement), 'bearerAuth applies to the whole interface');
+    assert.ok(
+      document.security?.some((requirement) => 'bearerAuth' in requirement),
+      'bearerAuth applies to the whole interface',
+    );
     const expected: Array<[path: string, method: string, operationId: string, statuses: string[]]> = [
       ['/v1/pets', 'get', 'listPets', ['200', '400', '401', '429']],
       ['/v1/pets', 'post', 'createPet', ['201', '400', '401', '413', '415', '422', '429']],
@@ -183,7 +202,11 @@ describe('authentication', () => {
     assert.deepEqual(document.components.schemas['Error']?.required?.slice().sort(), ['code', 'message', 'status']);
     assert.deepEqual(document.components.schemas['Pet']?.required?.slice().sort(), ['categoryId', 'id', 'name']);
     assert.deepEqual(document.components.schemas['NewPet']?.required?.slice().sort(), ['categoryId', 'name']);
-    assert.deepEqual(Object.keys(document.paths).sort(), ['/v1/pets', '/v1/pets/{petId}'], 'nothing else is part of v1');
+    assert.deepEqual(
+      Object.keys(document.paths).sort(),
+      ['/v1/pets', '/v1/pets/{petId}'],
+      'nothing else is part of v1',
+    );
   });
 
   it('serves the /docs page assets without a key and without the internet', async () => {

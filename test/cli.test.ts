@@ -82,7 +82,8 @@ function runCli(args: readonly string[], env: Record<string, string>): Promise<C
     });
     child.once('close', (status, signal) => {
       clearTimeout(timer);
-      if (signal !== null) reject(new Error(`petstore ${args.join(' ')} was killed by ${signal} (stdout: ${stdout} stderr: ${stderr})`));
+      if (signal !== null)
+        reject(new Error(`petstore ${args.join(' ')} was killed by ${signal} (stdout: ${stdout} stderr: ${stderr})`));
       else resolve({ args, status, stdout, stderr });
     });
   });
@@ -126,7 +127,11 @@ function assertOk(result: CliResult): void {
 function assertFails(result: CliResult, status: 1 | 2, mention?: RegExp): void {
   assert.equal(result.status, status, shown(result));
   assert.equal(result.stdout, '', `a failure prints nothing on stdout\n${shown(result)}`);
-  assert.match(result.stderr, /^petstore: [^\n]+\n$/, `a failure is one line on stderr starting with "petstore:"\n${shown(result)}`);
+  assert.match(
+    result.stderr,
+    /^petstore: [^\n]+\n$/,
+    `a failure is one line on stderr starting with "petstore:"\n${shown(result)}`,
+  );
   if (mention) assert.match(result.stderr, mention, shown(result));
 }
 
@@ -159,12 +164,19 @@ function tableOf(result: CliResult): Record<string, string>[] {
   const titles = cellsOf(header);
   return rows.map((row) => {
     const cells = cellsOf(row);
-    assert.equal(cells.length, titles.length, `each row has a cell per column: ${JSON.stringify(row)}\n${shown(result)}`);
+    assert.equal(
+      cells.length,
+      titles.length,
+      `each row has a cell per column: ${JSON.stringify(row)}\n${shown(result)}`,
+    );
     return Object.fromEntries(titles.map((title, column) => [title, cells[column] ?? '']));
   });
 }
 
-function assertAccount(account: AccountJson, expected: { name: string; plan: string; perMinute?: number; perDay?: number }): void {
+function assertAccount(
+  account: AccountJson,
+  expected: { name: string; plan: string; perMinute?: number; perDay?: number },
+): void {
   assert.deepEqual(Object.keys(account).sort(), ['createdAt', 'name', 'perDay', 'perMinute', 'plan']);
   assert.equal(account.name, expected.name);
   assert.equal(account.plan, expected.plan);
@@ -175,24 +187,34 @@ function assertAccount(account: AccountJson, expected: { name: string; plan: str
 
 function assertKeyShape(key: KeyJson): void {
   assert.deepEqual(
-    Object.keys(key).filter((field) => field !== 'key').sort(),
+    Object.keys(key)
+      .filter((field) => field !== 'key')
+      .sort(),
     ['bannedUntil', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'revokedAt'],
     `key fields, got ${JSON.stringify(key)}`,
   );
   assert.match(key.id, KEY_ID);
   assert.match(key.createdAt, ISO);
-  for (const field of [key.lastUsedAt, key.expiresAt, key.revokedAt, key.bannedUntil]) if (field !== null) assert.match(field, ISO);
+  for (const field of [key.lastUsedAt, key.expiresAt, key.revokedAt, key.bannedUntil])
+    if (field !== null) assert.match(field, ISO);
 }
 
 /** Creates an account on `plan` and a key for it; returns the key and its id. */
-async function accountWithKey(box: Sandbox, name: string, planArgs: string[] = ['--plan', 'free']): Promise<{ key: string; id: string }> {
+async function accountWithKey(
+  box: Sandbox,
+  name: string,
+  planArgs: string[] = ['--plan', 'free'],
+): Promise<{ key: string; id: string }> {
   assertOk(await box.cli('account', 'create', '--name', name, ...planArgs));
   const created = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', name, '--json'));
   assert.match(created.key, KEY);
   return { key: created.key, id: created.id };
 }
 
-async function getPets(server: ServerProcess, key: string): Promise<{ status: number; headers: Headers; body: string }> {
+async function getPets(
+  server: ServerProcess,
+  key: string,
+): Promise<{ status: number; headers: Headers; body: string }> {
   const response = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
   return { status: response.status, headers: response.headers, body: await response.text() };
 }
@@ -265,12 +287,21 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.ok(seen !== null, 'lastUsedAt appears within ~6 s of the request');
       const usedAt = Date.parse(seen);
       assert.ok(usedAt >= sent - 5 && usedAt <= Date.now(), `lastUsedAt is the time of the request, got ${seen}`);
-      const row = tableOf(await box.cli('key', 'list', '--account', 'lastused')).find((candidate) => candidate.ID === id);
+      const row = tableOf(await box.cli('key', 'list', '--account', 'lastused')).find(
+        (candidate) => candidate.ID === id,
+      );
       assert.equal(row?.['LAST USED'], seen, 'the human table shows the same last use');
     });
 
     it('key list shows a ban, and ban lift ends it within one second', async () => {
-      const { key, id } = await accountWithKey(box, 'banned', ['--plan', 'enterprise', '--per-minute', '1', '--per-day', '1']);
+      const { key, id } = await accountWithKey(box, 'banned', [
+        '--plan',
+        'enterprise',
+        '--per-minute',
+        '1',
+        '--per-day',
+        '1',
+      ]);
       assert.equal((await getPets(server, key)).status, 200);
       const codes: string[] = [];
       for (let attempt = 0; attempt < 12; attempt += 1) {
@@ -280,7 +311,10 @@ describe('petstore CLI', { concurrency: true }, () => {
       }
       assert.equal(codes.at(-1), 'key_banned', `more than 10 requests after a 429 ban the key: ${codes.join(', ')}`);
       const banned = await keyOf(box, 'banned', id);
-      assert.ok(banned.bannedUntil !== null && Date.parse(banned.bannedUntil) > Date.now(), `key list shows the ban, got ${JSON.stringify(banned)}`);
+      assert.ok(
+        banned.bannedUntil !== null && Date.parse(banned.bannedUntil) > Date.now(),
+        `key list shows the ban, got ${JSON.stringify(banned)}`,
+      );
       const row = tableOf(await box.cli('key', 'list', '--account', 'banned')).find((candidate) => candidate.ID === id);
       assert.equal(row?.['BANNED UNTIL'], banned.bannedUntil);
 
@@ -291,7 +325,11 @@ describe('petstore CLI', { concurrency: true }, () => {
       await sleep(1000);
       const answer = await getPets(server, key);
       assert.equal(answer.status, 429, 'still over the day limit');
-      assert.equal((JSON.parse(answer.body) as { code: string }).code, 'rate_limited', 'no longer banned within one second of ban lift');
+      assert.equal(
+        (JSON.parse(answer.body) as { code: string }).code,
+        'rate_limited',
+        'no longer banned within one second of ban lift',
+      );
       assert.equal((await keyOf(box, 'banned', id)).bannedUntil, null);
     });
   });
@@ -307,7 +345,10 @@ describe('petstore CLI', { concurrency: true }, () => {
       await server.kill('SIGTERM');
       const usedAt = (await keyOf(box, 'acme', id)).lastUsedAt;
       assert.ok(usedAt !== null, 'shutdown flushes the last-used times');
-      assert.ok(Date.parse(usedAt) >= sent - 5 && Date.parse(usedAt) <= Date.now(), `lastUsedAt is the time of the request, got ${usedAt}`);
+      assert.ok(
+        Date.parse(usedAt) >= sent - 5 && Date.parse(usedAt) <= Date.now(),
+        `lastUsedAt is the time of the request, got ${usedAt}`,
+      );
     });
   });
 
@@ -317,7 +358,13 @@ describe('petstore CLI', { concurrency: true }, () => {
       const port = await freePort();
       const child = spawn(process.execPath, ['src/cli/main.ts', 'serve'], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', DATABASE_URL: box.databaseUrl, PORT: String(port), DEMO_BOOTSTRAP: 'false', LOG_LEVEL: 'info' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATABASE_URL: box.databaseUrl,
+          PORT: String(port),
+          DEMO_BOOTSTRAP: 'false',
+          LOG_LEVEL: 'info',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -352,7 +399,17 @@ describe('petstore CLI', { concurrency: true }, () => {
       for (const result of results) {
         assertOk(result);
         assert.match(result.stdout, /^usage: petstore /, shown(result));
-        for (const command of ['serve', 'migrate', 'account create', 'account set-plan', 'account list', 'key create', 'key list', 'key revoke', 'ban lift']) {
+        for (const command of [
+          'serve',
+          'migrate',
+          'account create',
+          'account set-plan',
+          'account list',
+          'key create',
+          'key list',
+          'key revoke',
+          'ban lift',
+        ]) {
           assert.ok(result.stdout.includes(command), `the usage mentions '${command}'\n${shown(result)}`);
         }
       }
@@ -368,32 +425,74 @@ describe('petstore CLI', { concurrency: true }, () => {
       const applied = Number(match[1]);
       assert.ok(applied >= 2, `a fresh store gets every migration (at least 2), got ${applied}`);
       assert.ok(existsSync(first.databasePath), 'migrate creates the SQLite file');
-      assert.deepEqual(jsonOf(await first.cli('migrate', '--json')), { applied: 0 }, 'a second migrate applies nothing');
-      assert.deepEqual(jsonOf(await second.cli('migrate', '--json')), { applied }, '--json reports the same count on a fresh store');
+      assert.deepEqual(
+        jsonOf(await first.cli('migrate', '--json')),
+        { applied: 0 },
+        'a second migrate applies nothing',
+      );
+      assert.deepEqual(
+        jsonOf(await second.cli('migrate', '--json')),
+        { applied },
+        '--json reports the same count on a fresh store',
+      );
     });
 
     it('account create makes free, pro and business accounts', async (t) => {
       const box = sandbox(t);
       const human = await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro');
       const [row] = tableOf(human);
-      assert.deepEqual({ ...row, CREATED: '' }, { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '-', 'PER-DAY': '-', CREATED: '' });
+      assert.deepEqual(
+        { ...row, CREATED: '' },
+        { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '-', 'PER-DAY': '-', CREATED: '' },
+      );
       assert.match(row?.CREATED ?? '', ISO);
-      const created = (await box.each(...['free', 'business'].map((plan) => ['account', 'create', '--name', `team.${plan}_1`, '--plan', plan, '--json']))).map((result) => jsonOf<AccountJson>(result));
+      const created = (
+        await box.each(
+          ...['free', 'business'].map((plan) => [
+            'account',
+            'create',
+            '--name',
+            `team.${plan}_1`,
+            '--plan',
+            plan,
+            '--json',
+          ]),
+        )
+      ).map((result) => jsonOf<AccountJson>(result));
       assertAccount(created[0] as AccountJson, { name: 'team.free_1', plan: 'free' });
       assertAccount(created[1] as AccountJson, { name: 'team.business_1', plan: 'business' });
       const listed = jsonOf<AccountJson[]>(await box.cli('account', 'list', '--json'));
-      assert.deepEqual(listed.map((account) => `${account.name}:${account.plan}`).sort(), ['acme:pro', 'team.business_1:business', 'team.free_1:free']);
+      assert.deepEqual(listed.map((account) => `${account.name}:${account.plan}`).sort(), [
+        'acme:pro',
+        'team.business_1:business',
+        'team.free_1:free',
+      ]);
     });
 
     it('account create --plan enterprise takes --per-minute and --per-day, and needs both', async (t) => {
       const box = sandbox(t);
-      const big = jsonOf<AccountJson>(await box.cli('account', 'create', '--name', 'big', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '2000000', '--json'));
+      const big = jsonOf<AccountJson>(
+        await box.cli(
+          'account',
+          'create',
+          '--name',
+          'big',
+          '--plan',
+          'enterprise',
+          '--per-minute',
+          '5000',
+          '--per-day',
+          '2000000',
+          '--json',
+        ),
+      );
       assertAccount(big, { name: 'big', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 });
       const [onlyMinute, neither] = await box.each(
         ['account', 'create', '--name', 'e1', '--plan', 'enterprise', '--per-minute', '100'],
         ['account', 'create', '--name', 'e2', '--plan', 'enterprise', '--json'],
       );
-      for (const result of [onlyMinute, neither]) assertFails(result as CliResult, 2, /per-minute.*per-day|per-day.*per-minute/);
+      for (const result of [onlyMinute, neither])
+        assertFails(result as CliResult, 2, /per-minute.*per-day|per-day.*per-minute/);
     });
 
     it('account create refuses bad arguments with exit 2 and one line, and creates nothing', async (t) => {
@@ -428,19 +527,39 @@ describe('petstore CLI', { concurrency: true }, () => {
       const [row] = tableOf(await box.cli('account', 'set-plan', '--name', 'acme', '--plan', 'business'));
       assert.equal(row?.NAME, 'acme');
       assert.equal(row?.PLAN, 'business');
-      assertAccount(jsonOf(await box.cli('account', 'set-plan', '--name', 'acme', '--plan', 'enterprise', '--per-minute', '7', '--per-day', '70', '--json')), {
-        name: 'acme',
-        plan: 'enterprise',
-        perMinute: 7,
-        perDay: 70,
-      });
+      assertAccount(
+        jsonOf(
+          await box.cli(
+            'account',
+            'set-plan',
+            '--name',
+            'acme',
+            '--plan',
+            'enterprise',
+            '--per-minute',
+            '7',
+            '--per-day',
+            '70',
+            '--json',
+          ),
+        ),
+        {
+          name: 'acme',
+          plan: 'enterprise',
+          perMinute: 7,
+          perDay: 70,
+        },
+      );
       const [unknown, badPlan] = await box.each(
         ['account', 'set-plan', '--name', 'nobody', '--plan', 'pro'],
         ['account', 'set-plan', '--name', 'acme', '--plan', 'platinum', '--json'],
       );
       assertFails(unknown as CliResult, 1, /nobody/);
       assertFails(badPlan as CliResult, 2, /plan/);
-      assertAccount(jsonOf(await box.cli('account', 'set-plan', '--name', 'acme', '--plan', 'free', '--json')), { name: 'acme', plan: 'free' });
+      assertAccount(jsonOf(await box.cli('account', 'set-plan', '--name', 'acme', '--plan', 'free', '--json')), {
+        name: 'acme',
+        plan: 'free',
+      });
       const listed = jsonOf<AccountJson[]>(await box.cli('account', 'list', '--json'));
       assert.equal(listed.length, 1);
       assertAccount(listed[0] as AccountJson, { name: 'acme', plan: 'free' });
@@ -453,9 +572,25 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.deepEqual(cellsOf(linesOf(empty)[0] ?? ''), ['NAME', 'PLAN', 'PER-MINUTE', 'PER-DAY', 'CREATED']);
       assert.deepEqual(jsonOf(await box.cli('account', 'list', '--json')), []);
       assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro'));
-      assertOk(await box.cli('account', 'create', '--name', 'big', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '2000000'));
+      assertOk(
+        await box.cli(
+          'account',
+          'create',
+          '--name',
+          'big',
+          '--plan',
+          'enterprise',
+          '--per-minute',
+          '5000',
+          '--per-day',
+          '2000000',
+        ),
+      );
       const [human, json] = await box.each(['account', 'list'], ['account', 'list', '--json']);
-      const rows = tableOf(human as CliResult).map((row): Record<string, string> => ({ ...row, CREATED: ISO.test(row.CREATED ?? '') ? 'iso' : (row.CREATED ?? '') }));
+      const rows = tableOf(human as CliResult).map((row): Record<string, string> => ({
+        ...row,
+        CREATED: ISO.test(row.CREATED ?? '') ? 'iso' : (row.CREATED ?? ''),
+      }));
       assert.deepEqual(
         rows.sort((a, b) => (a.NAME ?? '').localeCompare(b.NAME ?? '')),
         [
@@ -468,7 +603,12 @@ describe('petstore CLI', { concurrency: true }, () => {
       const byName = new Map(accounts.map((account) => [account.name, account]));
       assert.equal(accounts.length, 2);
       assertAccount(byName.get('acme') as AccountJson, { name: 'acme', plan: 'pro' });
-      assertAccount(byName.get('big') as AccountJson, { name: 'big', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 });
+      assertAccount(byName.get('big') as AccountJson, {
+        name: 'big',
+        plan: 'enterprise',
+        perMinute: 5000,
+        perDay: 2_000_000,
+      });
     });
 
     it('key create prints the key alone on its last line; --json prints it in an object', async (t) => {
@@ -492,7 +632,8 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.equal(created.revokedAt, null);
       const listed = await keysOf(box, 'acme');
       assert.deepEqual(listed.map((listedKey) => listedKey.id).sort(), [id, created.id].sort());
-      for (const listedKey of listed) assert.equal(Object.hasOwn(listedKey, 'key'), false, 'key list never shows the secret');
+      for (const listedKey of listed)
+        assert.equal(Object.hasOwn(listedKey, 'key'), false, 'key list never shows the secret');
     });
 
     it('key create --expires-in 90s|15m|12h|30d|2w sets the expiry', async (t) => {
@@ -505,7 +646,11 @@ describe('petstore CLI', { concurrency: true }, () => {
         ['30d', 30 * 86_400_000],
         ['2w', 14 * 86_400_000],
       ];
-      const created = (await box.each(...durations.map(([text]) => ['key', 'create', '--account', 'acme', '--expires-in', text, '--json']))).map((result) => jsonOf<CreatedKeyJson>(result));
+      const created = (
+        await box.each(
+          ...durations.map(([text]) => ['key', 'create', '--account', 'acme', '--expires-in', text, '--json']),
+        )
+      ).map((result) => jsonOf<CreatedKeyJson>(result));
       const listed = new Map((await keysOf(box, 'acme')).map((key) => [key.id, key]));
       durations.forEach(([text, ms], index) => {
         const key = created[index] as CreatedKeyJson;
@@ -520,7 +665,15 @@ describe('petstore CLI', { concurrency: true }, () => {
       const box = sandbox(t);
       assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
       const bad = ['5y', '0s', '1.5h', '90', '--expires-in=-1d', ''];
-      const results = await box.each(...bad.map((value) => ['key', 'create', '--account', 'acme', ...(value.startsWith('--') ? [value] : ['--expires-in', value])]));
+      const results = await box.each(
+        ...bad.map((value) => [
+          'key',
+          'create',
+          '--account',
+          'acme',
+          ...(value.startsWith('--') ? [value] : ['--expires-in', value]),
+        ]),
+      );
       for (const result of results) assertFails(result, 2, /expires-in/);
       assertFails(await box.cli('key', 'create', '--account', 'nobody'), 1, /nobody/);
       assert.deepEqual(await keysOf(box, 'acme'), [], 'refused key creations create nothing');
@@ -530,7 +683,9 @@ describe('petstore CLI', { concurrency: true }, () => {
       const box = sandbox(t);
       assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
       const plain = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--json'));
-      const expiring = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--expires-in', '30d', '--json'));
+      const expiring = jsonOf<CreatedKeyJson>(
+        await box.cli('key', 'create', '--account', 'acme', '--expires-in', '30d', '--json'),
+      );
       const revoked = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--json'));
       const before = Date.now();
       const revocation = await box.cli('key', 'revoke', '--id', revoked.id);
@@ -539,19 +694,42 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.equal(linesOf(revocation).length, 1, shown(revocation));
 
       const human = await box.cli('key', 'list', '--account', 'acme');
-      assert.deepEqual(cellsOf(linesOf(human)[0] ?? ''), ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL']);
+      assert.deepEqual(cellsOf(linesOf(human)[0] ?? ''), [
+        'ID',
+        'CREATED',
+        'LAST USED',
+        'EXPIRES',
+        'REVOKED',
+        'BANNED UNTIL',
+      ]);
       const rows = new Map(tableOf(human).map((row) => [row.ID, row]));
       assert.deepEqual([...rows.keys()].sort(), [plain.id, expiring.id, revoked.id].sort());
-      assert.deepEqual(rows.get(plain.id), { ID: plain.id, CREATED: plain.createdAt, 'LAST USED': '-', EXPIRES: '-', REVOKED: '-', 'BANNED UNTIL': '-' });
+      assert.deepEqual(rows.get(plain.id), {
+        ID: plain.id,
+        CREATED: plain.createdAt,
+        'LAST USED': '-',
+        EXPIRES: '-',
+        REVOKED: '-',
+        'BANNED UNTIL': '-',
+      });
       assert.equal(rows.get(expiring.id)?.EXPIRES, expiring.expiresAt);
       assert.match(rows.get(revoked.id)?.REVOKED ?? '', ISO);
 
       const listed = new Map((await keysOf(box, 'acme')).map((key) => [key.id, key]));
-      assert.deepEqual(listed.get(plain.id), { id: plain.id, createdAt: plain.createdAt, lastUsedAt: null, expiresAt: null, revokedAt: null, bannedUntil: null });
+      assert.deepEqual(listed.get(plain.id), {
+        id: plain.id,
+        createdAt: plain.createdAt,
+        lastUsedAt: null,
+        expiresAt: null,
+        revokedAt: null,
+        bannedUntil: null,
+      });
       assert.equal(listed.get(expiring.id)?.expiresAt, expiring.expiresAt);
       const revokedAt = Date.parse(listed.get(revoked.id)?.revokedAt ?? '');
-      assert.ok(revokedAt >= before - 1000 && revokedAt <= Date.now(), `revokedAt is the time of revocation, got ${String(listed.get(revoked.id)?.revokedAt)}`);
-
+      assert.ok(
+        revokedAt >= before - 1000 && revokedAt <= Date.now(),
+        `revokedAt is the time of revocation, got ${String(listed.get(revoked.id)?.revokedAt)}`,
+      );
     });
 
     it('key revoke and ban lift of an unknown id exit 1; key list of an unknown account exits 1', async (t) => {
@@ -601,9 +779,17 @@ describe('petstore CLI', { concurrency: true }, () => {
     it('every command prints one line of valid JSON with --json, wherever the flag stands', async (t) => {
       // migrate, account list, key list and ban lift print JSON in the tests above; here the rest.
       const box = sandbox(t);
-      assertAccount(jsonOf(await box.cli('--json', 'account', 'create', '--name', 'acme', '--plan', 'pro')), { name: 'acme', plan: 'pro' });
-      assertAccount(jsonOf(await box.cli('account', '--json', 'set-plan', '--name', 'acme', '--plan', 'business')), { name: 'acme', plan: 'business' });
-      const created = jsonOf<CreatedKeyJson>(await box.cli('key', 'create', '--account', 'acme', '--expires-in', '12h', '--json'));
+      assertAccount(jsonOf(await box.cli('--json', 'account', 'create', '--name', 'acme', '--plan', 'pro')), {
+        name: 'acme',
+        plan: 'pro',
+      });
+      assertAccount(jsonOf(await box.cli('account', '--json', 'set-plan', '--name', 'acme', '--plan', 'business')), {
+        name: 'acme',
+        plan: 'business',
+      });
+      const created = jsonOf<CreatedKeyJson>(
+        await box.cli('key', 'create', '--account', 'acme', '--expires-in', '12h', '--json'),
+      );
       assertKeyShape(created);
       assert.match(created.key, KEY);
       const revoked = jsonOf<KeyJson>(await box.cli('key', 'revoke', '--json', '--id', created.id));

@@ -9,7 +9,17 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
  */
 
 const ORIGIN = 'https://app.example';
-const EXPOSED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After', 'Link', 'Deprecation', 'Sunset'];
+const EXPOSED = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+  'Retry-After',
+  'Link',
+  'Deprecation',
+  'Sunset',
+];
 const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'];
 
 interface Answer {
@@ -18,7 +28,11 @@ interface Answer {
   readonly text: string;
 }
 
-async function call(app: TestApp, path: string, init: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function call(
+  app: TestApp,
+  path: string,
+  init: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const response = await fetch(`${app.url}${path}`, { method: init.method ?? 'GET', headers: init.headers ?? {} });
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
@@ -40,7 +54,11 @@ function listOf(headers: Headers, name: string): Set<string> {
 function preflight(app: TestApp, origin: string, path = '/v1/pets'): Promise<Answer> {
   return call(app, path, {
     method: 'OPTIONS',
-    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' },
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type, idempotency-key',
+    },
   });
 }
 
@@ -92,9 +110,16 @@ describe('CORS with CORS_ORIGINS', () => {
       assert.equal(answer.status, 204, answer.text);
       assert.equal(answer.headers.get('access-control-allow-origin'), origin);
       const allowed = listOf(answer.headers, 'access-control-allow-headers');
-      for (const header of ALLOWED_REQUEST_HEADERS) assert.ok(allowed.has(header.toLowerCase()), `Access-Control-Allow-Headers allows ${header}: ${[...allowed].join(', ')}`);
+      for (const header of ALLOWED_REQUEST_HEADERS)
+        assert.ok(
+          allowed.has(header.toLowerCase()),
+          `Access-Control-Allow-Headers allows ${header}: ${[...allowed].join(', ')}`,
+        );
       const methods = listOf(answer.headers, 'access-control-allow-methods');
-      assert.ok(methods.has('post') && methods.has('get'), `Access-Control-Allow-Methods allows GET and POST: ${[...methods].join(', ')}`);
+      assert.ok(
+        methods.has('post') && methods.has('get'),
+        `Access-Control-Allow-Methods allows GET and POST: ${[...methods].join(', ')}`,
+      );
       assert.ok(listOf(answer.headers, 'vary').has('origin'), 'Vary: Origin, so caches keep one answer per origin');
     }
   });
@@ -108,7 +133,14 @@ describe('CORS with CORS_ORIGINS', () => {
   });
 
   it('answers a preflight for GET /v1/pets/{petId} too', async () => {
-    const answer = await call(app, `/v1/pets/${petId}`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+    const answer = await call(app, `/v1/pets/${petId}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
     assert.equal(answer.status, 204, answer.text);
     assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN);
   });
@@ -119,7 +151,11 @@ describe('CORS with CORS_ORIGINS', () => {
       assert.equal(answer.status, 200, answer.text);
       assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN);
       const exposed = listOf(answer.headers, 'access-control-expose-headers');
-      for (const header of EXPOSED) assert.ok(exposed.has(header.toLowerCase()), `Access-Control-Expose-Headers lists ${header}: ${[...exposed].join(', ')}`);
+      for (const header of EXPOSED)
+        assert.ok(
+          exposed.has(header.toLowerCase()),
+          `Access-Control-Expose-Headers lists ${header}: ${[...exposed].join(', ')}`,
+        );
       assert.ok(answer.headers.get('x-ratelimit-limit') !== null);
     }
   });
@@ -144,7 +180,11 @@ describe('CORS with CORS_ORIGINS', () => {
       const answer = await call(app, '/v1/pets', { headers: { origin, authorization: `Bearer ${key}` } });
       assert.equal(answer.headers.get('access-control-allow-origin'), null, `${origin} is not allowed`);
       const refusedPreflight = await preflight(app, origin);
-      assert.equal(refusedPreflight.headers.get('access-control-allow-origin'), null, `a preflight from ${origin} is not allowed`);
+      assert.equal(
+        refusedPreflight.headers.get('access-control-allow-origin'),
+        null,
+        `a preflight from ${origin} is not allowed`,
+      );
     }
   });
 });

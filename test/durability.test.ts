@@ -52,7 +52,8 @@ async function startServer(database: string): Promise<ServerProcess> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (out.includes(`Server listening at ${url}`)) break;
-    if (child.exitCode !== null || child.signalCode !== null) assert.fail(`server exited early (${child.exitCode ?? child.signalCode}): ${out}\n${err}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      assert.fail(`server exited early (${child.exitCode ?? child.signalCode}): ${out}\n${err}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       assert.fail(`server did not start within 15 s: ${out}\n${err}`);
@@ -113,7 +114,10 @@ describe('durability of 201', () => {
     const pet = await fetch(new URL(location, second.url), { headers: { authorization } });
     assert.equal(pet.status, 200, 'the demo key survives too');
     const text = await pet.text();
-    assert.equal(text, `{"id":${(JSON.parse(text) as Pet).id},"name":"Survivor","categoryId":9223372036854775807,"status":"sold"}`);
+    assert.equal(
+      text,
+      `{"id":${(JSON.parse(text) as Pet).id},"name":"Survivor","categoryId":9223372036854775807,"status":"sold"}`,
+    );
     const list = await fetch(`${second.url}/v1/pets`, { headers: { authorization } });
     assert.equal(((await list.json()) as Pet[]).length, 1);
     await kill(second);

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { api, assertError, assertNoStackTrace, contractLog, loadContract, schemaErrors, type ApiClient, type Pet } from './support/openapi-contract.ts';
+import {
+  api,
+  assertError,
+  assertNoStackTrace,
+  contractLog,
+  loadContract,
+  schemaErrors,
+  type ApiClient,
+  type Pet,
+} from './support/openapi-contract.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 interface RawResponse {
@@ -58,8 +67,15 @@ function assertErrorShape(response: { readonly status: number; readonly text: st
   } catch {
     assert.fail(`a ${response.status} body must be JSON: ${response.text.slice(0, 200)}`);
   }
-  assert.ok(typeof body === 'object' && body !== null && !Array.isArray(body), `a ${response.status} body must be a JSON object`);
-  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status'], `body must be exactly {code, message, status}: ${response.text}`);
+  assert.ok(
+    typeof body === 'object' && body !== null && !Array.isArray(body),
+    `a ${response.status} body must be a JSON object`,
+  );
+  assert.deepEqual(
+    Object.keys(body).sort(),
+    ['code', 'message', 'status'],
+    `body must be exactly {code, message, status}: ${response.text}`,
+  );
   const error = body as { code: unknown; message: unknown; status: unknown };
   assert.equal(typeof error.code, 'string');
   assert.match(String(error.code), /^[a-z_]+$/);
@@ -69,7 +85,10 @@ function assertErrorShape(response: { readonly status: number; readonly text: st
   assertNoStackTrace(response.text);
 }
 
-async function plainFetch(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; text: string }> {
+async function plainFetch(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
   const response = await fetch(url, init);
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
@@ -94,7 +113,17 @@ describe('errors', () => {
 
   const auth = (): Record<string, string> => ({ authorization: `Bearer ${key}` });
 
-  for (const path of ['/v1/nope', '/v1/store/orders', '/v1/pets/1/photos', '/v2/pets', '/', '/v1', '/pets', '/V1/PETS', '/v1/openapi.yaml']) {
+  for (const path of [
+    '/v1/nope',
+    '/v1/store/orders',
+    '/v1/pets/1/photos',
+    '/v2/pets',
+    '/',
+    '/v1',
+    '/pets',
+    '/V1/PETS',
+    '/v1/openapi.yaml',
+  ]) {
     it(`answers 404 not_found for GET ${path} (with a key)`, async () => {
       const response = await plainFetch(`${app.url}${path}`, { headers: auth() });
       assertError(response, 404, 'not_found');
@@ -126,22 +155,19 @@ describe('errors', () => {
     });
   }
 
-  it(
-    'answers 405 to a wrong method whatever its body',
-    async () => {
-      const variants: Array<[method: string, path: string, headers: Record<string, string>, body: string | undefined]> = [
-        ['DELETE', '/v1/pets/1', { 'content-type': 'application/json' }, undefined],
-        ['PUT', '/v1/pets', { 'content-type': 'application/json' }, '{bad'],
-        ['PUT', '/v1/pets', { 'content-type': 'text/plain' }, 'x'],
-        ['PATCH', '/v1/pets/1', { 'content-type': 'application/json' }, 'x'.repeat(20_000)],
-      ];
-      for (const [method, path, headers, body] of variants) {
-        const response = await plainFetch(`${app.url}${path}`, { method, headers: { ...auth(), ...headers }, body });
-        assertError(response, 405, 'method_not_allowed');
-        assert.ok(response.headers.get('allow'));
-      }
-    },
-  );
+  it('answers 405 to a wrong method whatever its body', async () => {
+    const variants: Array<[method: string, path: string, headers: Record<string, string>, body: string | undefined]> = [
+      ['DELETE', '/v1/pets/1', { 'content-type': 'application/json' }, undefined],
+      ['PUT', '/v1/pets', { 'content-type': 'application/json' }, '{bad'],
+      ['PUT', '/v1/pets', { 'content-type': 'text/plain' }, 'x'],
+      ['PATCH', '/v1/pets/1', { 'content-type': 'application/json' }, 'x'.repeat(20_000)],
+    ];
+    for (const [method, path, headers, body] of variants) {
+      const response = await plainFetch(`${app.url}${path}`, { method, headers: { ...auth(), ...headers }, body });
+      assertError(response, 405, 'method_not_allowed');
+      assert.ok(response.headers.get('allow'));
+    }
+  });
 
   it('refuses OPTIONS with 405 and Allow while CORS is off', async () => {
     const response = await plainFetch(`${app.url}/v1/pets`, { method: 'OPTIONS', headers: auth() });
@@ -209,14 +235,20 @@ describe('errors', () => {
     const manyResponse = await plainFetch(`${app.url}/v1/pets`, { headers: many });
     assert.ok(manyResponse.status < 500, `${manyResponse.status} ${manyResponse.text}`);
     if (manyResponse.status >= 400) assertErrorShape(manyResponse);
-    const rawBig = parseRaw(await rawExchange(app.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(100_000)}\r\n\r\n`));
+    const rawBig = parseRaw(
+      await rawExchange(app.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(100_000)}\r\n\r\n`),
+    );
     assert.equal(rawBig.status, 431);
     assertErrorShape(rawBig);
     await assertAlive();
   });
 
   it('never answers 500 to hostile bodies, and parses __proto__ without polluting prototypes', async () => {
-    const invalidUtf8 = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('","categoryId":1}')]);
+    const invalidUtf8 = Buffer.concat([
+      Buffer.from('{"name":"'),
+      Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
+      Buffer.from('","categoryId":1}'),
+    ]);
     const bodies: Array<string | Uint8Array> = [
       invalidUtf8,
       Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from('{"name":"bom","categoryId":1}')]),
@@ -238,12 +270,24 @@ describe('errors', () => {
       JSON.stringify({ name: 'x'.repeat(8000), categoryId: 1 }),
     ];
     for (const body of bodies) {
-      const response = await plainFetch(`${app.url}/v1/pets`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
-      const label = typeof body === 'string' ? body.slice(0, 60) : `bytes ${Buffer.from(body).subarray(0, 16).toString('hex')}`;
-      assert.ok(response.status === 201 || response.status === 400, `${label} → ${response.status} ${response.text.slice(0, 200)}`);
+      const response = await plainFetch(`${app.url}/v1/pets`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body,
+      });
+      const label =
+        typeof body === 'string' ? body.slice(0, 60) : `bytes ${Buffer.from(body).subarray(0, 16).toString('hex')}`;
+      assert.ok(
+        response.status === 201 || response.status === 400,
+        `${label} → ${response.status} ${response.text.slice(0, 200)}`,
+      );
       if (response.status === 400) assertErrorShape(response);
     }
-    assert.equal((Object.prototype as Record<string, unknown>)['polluted'], undefined, 'Object.prototype is not polluted');
+    assert.equal(
+      (Object.prototype as Record<string, unknown>)['polluted'],
+      undefined,
+      'Object.prototype is not polluted',
+    );
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
     await assertAlive();
   });
@@ -293,7 +337,11 @@ describe('errors', () => {
 });
 
 /** Sends `request` and then nothing more; resolves with what the server wrote once it closes the connection. */
-function stalledExchange(url: string, request: string, giveUpMs: number): Promise<{ raw: string; closedAfterMs: number }> {
+function stalledExchange(
+  url: string,
+  request: string,
+  giveUpMs: number,
+): Promise<{ raw: string; closedAfterMs: number }> {
   const { hostname, port } = new URL(url);
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -326,7 +374,11 @@ describe('slow clients (REQUEST_TIMEOUT_MS)', { concurrency: true }, () => {
 
   const stalls: Array<[string, () => string]> = [
     ['headers that stop halfway', () => 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthor'],
-    ['a body shorter than its Content-Length', () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`],
+    [
+      'a body shorter than its Content-Length',
+      () =>
+        `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`,
+    ],
   ];
   for (const [what, request] of stalls) {
     it(`answers ${what} with 408 and an Error body, then closes`, async () => {
@@ -336,7 +388,10 @@ describe('slow clients (REQUEST_TIMEOUT_MS)', { concurrency: true }, () => {
       assertErrorShape(response);
       assert.equal(response.headers.get('connection'), 'close');
       // Node's sweep runs every second, so the cut comes between the timeout and a second later.
-      assert.ok(closedAfterMs >= timeoutMs * 0.9 && closedAfterMs < timeoutMs + 2500, `closed after ${Math.round(closedAfterMs)} ms`);
+      assert.ok(
+        closedAfterMs >= timeoutMs * 0.9 && closedAfterMs < timeoutMs + 2500,
+        `closed after ${Math.round(closedAfterMs)} ms`,
+      );
     });
   }
 

@@ -7,7 +7,10 @@ import { LazyRequestLogger } from '../src/http/lazy-request-logger.ts';
 
 function capture(): { logger: pino.Logger; lines: () => Array<Record<string, unknown>>; children: () => number } {
   const written: string[] = [];
-  const logger = pino({ level: 'info', base: undefined, redact: { paths: ['authorization'], censor: '[redacted]' } }, { write: (line: string) => written.push(line) });
+  const logger = pino(
+    { level: 'info', base: undefined, redact: { paths: ['authorization'], censor: '[redacted]' } },
+    { write: (line: string) => written.push(line) },
+  );
   let children = 0;
   const original = logger.child;
   // Counts children made from this logger or any of its descendants, which inherit the method.
@@ -15,7 +18,11 @@ function capture(): { logger: pino.Logger; lines: () => Array<Record<string, unk
     children += 1;
     return original.apply(this, args);
   } as typeof logger.child;
-  return { logger, lines: () => written.map((line) => JSON.parse(line) as Record<string, unknown>), children: () => children };
+  return {
+    logger,
+    lines: () => written.map((line) => JSON.parse(line) as Record<string, unknown>),
+    children: () => children,
+  };
 }
 
 describe('LazyRequestLogger', () => {
@@ -26,7 +33,7 @@ describe('LazyRequestLogger', () => {
     assert.equal(children(), 0);
   });
 
-  it('logs with the request id, the parent\'s level and its redaction, through one child', () => {
+  it("logs with the request id, the parent's level and its redaction, through one child", () => {
     const { logger, lines, children } = capture();
     const requestLog = new LazyRequestLogger(logger, { reqId: 'req-7' });
     requestLog.debug('below the level');
@@ -35,7 +42,10 @@ describe('LazyRequestLogger', () => {
     assert.equal(children(), 1);
     const [warned, failed] = lines();
     assert.equal(lines().length, 2);
-    assert.deepEqual({ level: warned?.level, reqId: warned?.reqId, msg: warned?.msg, authorization: warned?.authorization }, { level: 40, reqId: 'req-7', msg: 'storage unavailable', authorization: '[redacted]' });
+    assert.deepEqual(
+      { level: warned?.level, reqId: warned?.reqId, msg: warned?.msg, authorization: warned?.authorization },
+      { level: 40, reqId: 'req-7', msg: 'storage unavailable', authorization: '[redacted]' },
+    );
     assert.equal(failed?.reqId, 'req-7');
     assert.equal((failed?.err as { message: string }).message, 'boom');
   });

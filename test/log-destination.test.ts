@@ -26,7 +26,10 @@ function flushed(destination: LogDestination): Promise<void> {
 describe('LogDestination', () => {
   it('keeps lines in memory until the next one might not fit, then hands the chunk over whole', () => {
     const chunks: string[] = [];
-    const destination = new LogDestination({ write: (chunk) => chunks.push(chunk.toString()), flush: (callback) => callback?.() }, { chunkBytes: 300, maxDelayMs: 60_000 });
+    const destination = new LogDestination(
+      { write: (chunk) => chunks.push(chunk.toString()), flush: (callback) => callback?.() },
+      { chunkBytes: 300, maxDelayMs: 60_000 },
+    );
     const line = `${'x'.repeat(39)}\n`;
     for (let i = 0; i < 5; i += 1) destination.write(line);
     assert.deepEqual(chunks, [], '200 bytes, and room for a 40-character line of up to 120 bytes');
@@ -39,7 +42,10 @@ describe('LogDestination', () => {
 
   it('passes a line longer than a chunk on by itself, after what was pending', () => {
     const chunks: string[] = [];
-    const destination = new LogDestination({ write: (chunk) => chunks.push(chunk.toString()), flush: (callback) => callback?.() }, { chunkBytes: 300, maxDelayMs: 60_000 });
+    const destination = new LogDestination(
+      { write: (chunk) => chunks.push(chunk.toString()), flush: (callback) => callback?.() },
+      { chunkBytes: 300, maxDelayMs: 60_000 },
+    );
     const long = `${'y'.repeat(500)}\n`;
     destination.write('first\n');
     destination.write(long);
@@ -51,7 +57,10 @@ describe('LogDestination', () => {
   it('writes pending lines after at most the delay, without a flush', async (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const chunks: string[] = [];
-    const destination = new LogDestination({ write: (chunk) => chunks.push(chunk.toString()), flush: (callback) => callback?.() }, { maxDelayMs: 1000 });
+    const destination = new LogDestination(
+      { write: (chunk) => chunks.push(chunk.toString()), flush: (callback) => callback?.() },
+      { maxDelayMs: 1000 },
+    );
     destination.write('a\n');
     t.mock.timers.tick(999);
     assert.deepEqual(chunks, []);
@@ -65,11 +74,21 @@ describe('LogDestination', () => {
     const logger = pino({ base: undefined }, destination);
     const accessLog = createAccessLog(destination);
     for (let i = 0; i < 2000; i += 1) {
-      accessLog({ reqId: `req-${i}`, method: 'GET', url: `/v1/pets/${i}?name=caf\u00e9-\u{1f408}`, status: 200, ms: 0.1, keyId: 'key_1' });
+      accessLog({
+        reqId: `req-${i}`,
+        method: 'GET',
+        url: `/v1/pets/${i}?name=caf\u00e9-\u{1f408}`,
+        status: 200,
+        ms: 0.1,
+        keyId: 'key_1',
+      });
       if (i % 500 === 0) logger.warn({ i }, 'marker');
     }
     await flushed(destination);
-    const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { msg: string; reqId?: string; i?: number; url?: string });
+    const lines = readFileSync(path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; reqId?: string; i?: number; url?: string });
     assert.equal(lines[0]?.url, '/v1/pets/0?name=caf\u00e9-\u{1f408}', 'non-ASCII text is written as UTF-8, whole');
     assert.equal(lines.length, 2004);
     const order = lines.map((line) => (line.msg === 'marker' ? `marker-${line.i}` : line.reqId));

@@ -22,7 +22,8 @@ function parseSamples(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     assert.ok(match, `a Prometheus sample line: ${JSON.stringify(line)}`);
     const labels: Record<string, string> = {};
-    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[label[1] as string] = label[2] as string;
+    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[label[1] as string] = label[2] as string;
     samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
   }
   return samples;
@@ -30,14 +31,22 @@ function parseSamples(text: string): Sample[] {
 
 /** The samples named `name` whose labels include `labels`. */
 function select(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
-  return samples.filter((sample) => sample.name === name && Object.entries(labels).every(([label, value]) => sample.labels[label] === value));
+  return samples.filter(
+    (sample) =>
+      sample.name === name && Object.entries(labels).every(([label, value]) => sample.labels[label] === value),
+  );
 }
 
 function total(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
   return select(samples, name, labels).reduce((sum, sample) => sum + sample.value, 0);
 }
 
-async function call(app: TestApp, path: string, key?: string, init: { method?: string; body?: string } = {}): Promise<number> {
+async function call(
+  app: TestApp,
+  path: string,
+  key?: string,
+  init: { method?: string; body?: string } = {},
+): Promise<number> {
   const headers: Record<string, string> = {};
   if (key !== undefined) headers.authorization = `Bearer ${key}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -94,7 +103,11 @@ describe('GET /metrics', () => {
 
   it('counts calls to the deprecated GET /v1/pets/{petId} per account', async () => {
     const before = (await scrape(app)).samples;
-    assert.equal(select(before, 'petstore_deprecated_calls_total', { account: first.account }).length, 0, 'no sample before the first call');
+    assert.equal(
+      select(before, 'petstore_deprecated_calls_total', { account: first.account }).length,
+      0,
+      'no sample before the first call',
+    );
     assert.equal(await call(app, `/v1/pets/${petId}`, first.key), 200);
     assert.equal(await call(app, `/v1/pets/${petId}`, second.key), 200);
     const { text, samples } = await scrape(app);
@@ -119,26 +132,41 @@ describe('GET /metrics', () => {
     assert.equal(await call(app, '/v1/pets', first.key), 200);
     assert.equal(await call(app, '/v1/pets'), 401);
     assert.equal(await call(app, '/v1/pets/999999', second.key), 404);
-    assert.equal(await call(app, '/v1/pets', second.key, { method: 'POST', body: '{"name":"x","categoryId":1,"id":5}' }), 400);
+    assert.equal(
+      await call(app, '/v1/pets', second.key, { method: 'POST', body: '{"name":"x","categoryId":1,"id":5}' }),
+      400,
+    );
     assert.equal(await call(app, '/no/such/path/42', second.key), 404);
     const afterwards = (await scrape(app)).samples;
-    const delta = (labels: Record<string, string>): number => total(afterwards, 'petstore_http_requests_total', labels) - total(before, 'petstore_http_requests_total', labels);
+    const delta = (labels: Record<string, string>): number =>
+      total(afterwards, 'petstore_http_requests_total', labels) - total(before, 'petstore_http_requests_total', labels);
     assert.equal(delta(listOk), 2);
     assert.equal(delta(listUnauthorized), 1);
     assert.equal(delta(getPetNotFound), 1);
     assert.equal(delta(createBad), 1);
     assert.ok(
-      select(afterwards, 'petstore_http_requests_total').every((sample) => !/\/v1\/pets\/\d|no\/such/.test(sample.labels.route ?? '')),
+      select(afterwards, 'petstore_http_requests_total').every(
+        (sample) => !/\/v1\/pets\/\d|no\/such/.test(sample.labels.route ?? ''),
+      ),
       'routes are templates, not concrete paths (bounded label values)',
     );
-    assert.ok(total(afterwards, 'petstore_http_request_duration_seconds_count', { method: 'GET', route: '/v1/pets' }) >= 3, 'latency is observed per route');
+    assert.ok(
+      total(afterwards, 'petstore_http_request_duration_seconds_count', { method: 'GET', route: '/v1/pets' }) >= 3,
+      'latency is observed per route',
+    );
   });
 
   it('counts 429s by reason', async () => {
     assert.equal(await call(app, '/v1/pets', limited.key), 200);
     assert.equal(await call(app, '/v1/pets', limited.key), 429);
     const { samples } = await scrape(app);
-    assert.ok(total(samples, 'petstore_rate_limited_total', { reason: 'rate_limited' }) >= 1, 'a 429 rate_limited is counted');
-    assert.ok(total(samples, 'petstore_http_requests_total', { route: '/v1/pets', status: '429' }) >= 1, 'and appears among the requests by status');
+    assert.ok(
+      total(samples, 'petstore_rate_limited_total', { reason: 'rate_limited' }) >= 1,
+      'a 429 rate_limited is counted',
+    );
+    assert.ok(
+      total(samples, 'petstore_http_requests_total', { route: '/v1/pets', status: '429' }) >= 1,
+      'and appears among the requests by status',
+    );
   });
 });

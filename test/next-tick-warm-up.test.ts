@@ -23,7 +23,9 @@ async function nextTickStatus(prelude: string): Promise<number> {
 // Node upgrade stops it from reaching TurboFan, this says so and the warm-up needs a new look.
 test('the warm-up leaves process.nextTick optimised by TurboFan, which a fresh process has not done', async () => {
   const fresh = await nextTickStatus('');
-  const warmed = await nextTickStatus(`const { warmUpNextTick } = await import(${JSON.stringify(MODULE_URL)});\nawait warmUpNextTick();`);
+  const warmed = await nextTickStatus(
+    `const { warmUpNextTick } = await import(${JSON.stringify(MODULE_URL)});\nawait warmUpNextTick();`,
+  );
   assert.equal(fresh & TURBOFANNED, 0, `fresh status ${fresh.toString(2)}`);
   assert.equal(warmed & TURBOFANNED, TURBOFANNED, `warmed status ${warmed.toString(2)}`);
 });

@@ -75,7 +75,10 @@ describe('POST /v1/pets', () => {
     assert.deepEqual(listed, { id: pet.id, name: 'NoStatus', categoryId: 11 });
     for (const status of ['available', 'pending', 'sold']) {
       const filtered = await allPets(client, `&status=${status}`);
-      assert.ok(!filtered.pets.some((candidate) => candidate.id === pet.id), `status=${status} must not match a pet without status`);
+      assert.ok(
+        !filtered.pets.some((candidate) => candidate.id === pet.id),
+        `status=${status} must not match a pet without status`,
+      );
       assert.ok(filtered.pets.every((candidate) => candidate.status === status));
     }
   });
@@ -149,7 +152,15 @@ describe('POST /v1/pets', () => {
   });
 
   it('keeps categoryId exactly, digit for digit, beyond 2^53 and at the int64 bounds', async () => {
-    for (const digits of ['9007199254740993', '9223372036854775807', '-9223372036854775808', '-9007199254740993', '0', '-1', '9007199254740991']) {
+    for (const digits of [
+      '9007199254740993',
+      '9223372036854775807',
+      '-9223372036854775808',
+      '-9007199254740993',
+      '0',
+      '-1',
+      '9007199254740991',
+    ]) {
       const response = await client.post('/v1/pets', `{"name":"exact-${digits}","categoryId":${digits}}`);
       assert.equal(response.status, 201, response.text);
       assert.ok(response.text.includes(`"categoryId":${digits}`), `201 body ${response.text} must carry ${digits}`);
@@ -169,32 +180,30 @@ describe('POST /v1/pets', () => {
     assert.notEqual(String(JSON.parse('9007199254740993')), '9007199254740993');
   });
 
-  it(
-    'refuses a name that is not well-formed Unicode, or keeps it exactly',
-    async () => {
-      const response = await client.post('/v1/pets', '{"name":"\\ud800x","categoryId":1}');
-      if (response.status === 400) {
-        assertError(response, 400, 'invalid_body', 'name');
-        return;
-      }
-      assert.equal(response.status, 201);
-      const fetched = await client.get(`/v1/pets/${response.json<Pet>().id}`);
-      assert.equal(fetched.json<Pet>().name, response.json<Pet>().name, 'the 201 body describes what was stored');
-    },
-  );
+  it('refuses a name that is not well-formed Unicode, or keeps it exactly', async () => {
+    const response = await client.post('/v1/pets', '{"name":"\\ud800x","categoryId":1}');
+    if (response.status === 400) {
+      assertError(response, 400, 'invalid_body', 'name');
+      return;
+    }
+    assert.equal(response.status, 201);
+    const fetched = await client.get(`/v1/pets/${response.json<Pet>().id}`);
+    assert.equal(fetched.json<Pet>().name, response.json<Pet>().name, 'the 201 body describes what was stored');
+  });
 
-  it(
-    'refuses a body that is not valid UTF-8 with 400 invalid_json',
-    async () => {
-      const body = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('","categoryId":1}')]);
-      const response = await fetch(`${app.url}/v1/pets`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${(await app.newKey()).key}`, 'content-type': 'application/json' },
-        body,
-      });
-      assertError({ status: response.status, text: await response.text() }, 400, 'invalid_json');
-    },
-  );
+  it('refuses a body that is not valid UTF-8 with 400 invalid_json', async () => {
+    const body = Buffer.concat([
+      Buffer.from('{"name":"'),
+      Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
+      Buffer.from('","categoryId":1}'),
+    ]);
+    const response = await fetch(`${app.url}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${(await app.newKey()).key}`, 'content-type': 'application/json' },
+      body,
+    });
+    assertError({ status: response.status, text: await response.text() }, 400, 'invalid_json');
+  });
 
   for (const [label, body] of [
     ['an unterminated object', '{"name":"x","categoryId":1'],
@@ -215,16 +224,35 @@ describe('POST /v1/pets', () => {
   });
 
   it('accepts application/json with parameters and in any case', async () => {
-    for (const contentType of ['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8']) {
-      const response = await client.post('/v1/pets', { name: 'ct', categoryId: 1 }, { headers: { 'content-type': contentType } });
+    for (const contentType of [
+      'application/json; charset=utf-8',
+      'Application/JSON',
+      'application/json;charset=UTF-8',
+    ]) {
+      const response = await client.post(
+        '/v1/pets',
+        { name: 'ct', categoryId: 1 },
+        { headers: { 'content-type': contentType } },
+      );
       assert.equal(response.status, 201, `${contentType}: ${response.text}`);
     }
   });
 
   it('refuses a body that is not application/json with 415 unsupported_media_type', async () => {
     const body = JSON.stringify({ name: 'x', categoryId: 1 });
-    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'text/json']) {
-      assertError(await client.post('/v1/pets', body, { headers: { 'content-type': contentType } }), 415, 'unsupported_media_type');
+    for (const contentType of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/jsonx',
+      'text/json',
+    ]) {
+      assertError(
+        await client.post('/v1/pets', body, { headers: { 'content-type': contentType } }),
+        415,
+        'unsupported_media_type',
+      );
     }
     // No Content-Type at all (a binary body makes fetch send none).
     const response = await fetch(`${app.url}/v1/pets`, {
@@ -233,7 +261,11 @@ describe('POST /v1/pets', () => {
       body: new TextEncoder().encode(body),
     });
     const text = await response.text();
-    assertMatchesDocument(await client.contract(), 'POST', '/v1/pets', { status: response.status, headers: response.headers, bodyText: text });
+    assertMatchesDocument(await client.contract(), 'POST', '/v1/pets', {
+      status: response.status,
+      headers: response.headers,
+      bodyText: text,
+    });
     assertError({ status: response.status, text }, 415, 'unsupported_media_type');
   });
 
@@ -242,7 +274,11 @@ describe('POST /v1/pets', () => {
     assert.equal(Buffer.byteLength(exact), 16384);
     assert.equal((await client.post('/v1/pets', exact)).status, 201);
     assertError(await client.post('/v1/pets', `${exact} `), 413, 'payload_too_large');
-    assertError(await client.post('/v1/pets', JSON.stringify({ name: 'big', categoryId: 1, pad: 'x'.repeat(100_000) })), 413, 'payload_too_large');
+    assertError(
+      await client.post('/v1/pets', JSON.stringify({ name: 'big', categoryId: 1, pad: 'x'.repeat(100_000) })),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('refuses a chunked body (no Content-Length) over 16 KiB with 413', async () => {
@@ -268,7 +304,11 @@ describe('POST /v1/pets', () => {
     };
     const response = await fetch(`${app.url}/v1/pets`, init);
     const text = await response.text();
-    assertMatchesDocument(await api(app).contract(), 'POST', '/v1/pets', { status: response.status, headers: response.headers, bodyText: text });
+    assertMatchesDocument(await api(app).contract(), 'POST', '/v1/pets', {
+      status: response.status,
+      headers: response.headers,
+      bodyText: text,
+    });
     assertError({ status: response.status, text }, 413, 'payload_too_large');
   });
 });
@@ -296,7 +336,11 @@ describe('POST /v1/pets with Idempotency-Key', () => {
     assert.equal(second.text, first.text);
     assert.equal(second.headers.get('location'), first.headers.get('location'));
     // Same JSON value written differently is the same request.
-    const reordered = await client.post('/v1/pets', `{ "status": "sold", "categoryId": 5, "name": ${JSON.stringify(name)} }`, { headers });
+    const reordered = await client.post(
+      '/v1/pets',
+      `{ "status": "sold", "categoryId": 5, "name": ${JSON.stringify(name)} }`,
+      { headers },
+    );
     assert.equal(reordered.status, 201);
     assert.equal(reordered.text, first.text);
     assert.equal(await countNamed(client, name), 1);
@@ -319,7 +363,11 @@ describe('POST /v1/pets with Idempotency-Key', () => {
     const headers = { 'idempotency-key': `key-${randomUUID()}` };
     const first = await client.post('/v1/pets', { name, categoryId: 1 }, { headers });
     assert.equal(first.status, 201);
-    for (const other of [{ name, categoryId: 2 }, { name: `${name}-2`, categoryId: 1 }, { name, categoryId: 1, status: 'available' }]) {
+    for (const other of [
+      { name, categoryId: 2 },
+      { name: `${name}-2`, categoryId: 1 },
+      { name, categoryId: 1, status: 'available' },
+    ]) {
       assertError(await client.post('/v1/pets', other, { headers }), 422, 'idempotency_conflict');
     }
     const again = await client.post('/v1/pets', { name, categoryId: 1 }, { headers });
@@ -341,7 +389,11 @@ describe('POST /v1/pets with Idempotency-Key', () => {
     assert.notEqual(fromBob.json<Pet>().id, fromAlice.json<Pet>().id);
     assert.equal(fromBob.headers.get('idempotent-replayed'), null);
     // A different body under the same key is no conflict across accounts either.
-    const bobOther = await bob.post('/v1/pets', { name, categoryId: 2 }, { headers: { 'idempotency-key': `other-${randomUUID()}` } });
+    const bobOther = await bob.post(
+      '/v1/pets',
+      { name, categoryId: 2 },
+      { headers: { 'idempotency-key': `other-${randomUUID()}` } },
+    );
     assert.equal(bobOther.status, 201);
     assert.equal(await countNamed(alice, name), 3);
   });
@@ -361,7 +413,9 @@ describe('POST /v1/pets with Idempotency-Key', () => {
     const client = api(app, (await app.newKey()).key);
     const name = `idem-${randomUUID()}`;
     const headers = { 'idempotency-key': randomUUID() };
-    const responses = await Promise.all(Array.from({ length: 10 }, () => client.post('/v1/pets', { name, categoryId: 1 }, { headers })));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => client.post('/v1/pets', { name, categoryId: 1 }, { headers })),
+    );
     const created = responses.filter((response) => response.status === 201);
     for (const response of responses) {
       if (response.status !== 201) assertError(response, 409, 'idempotency_in_flight');
@@ -374,7 +428,12 @@ describe('POST /v1/pets with Idempotency-Key', () => {
   it('refuses a malformed Idempotency-Key with 400 naming the header', async () => {
     const client = api(app, (await app.newKey()).key);
     for (const key of ['has space', 'x'.repeat(256), 'tab\there']) {
-      assertError(await client.post('/v1/pets', { name: 'x', categoryId: 1 }, { headers: { 'idempotency-key': key } }), 400, 'invalid_body', 'idempotency-key');
+      assertError(
+        await client.post('/v1/pets', { name: 'x', categoryId: 1 }, { headers: { 'idempotency-key': key } }),
+        400,
+        'invalid_body',
+        'idempotency-key',
+      );
     }
   });
 });

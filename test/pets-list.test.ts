@@ -25,7 +25,10 @@ async function createPets(client: ApiClient, count: number, prefix: string): Pro
   // Sequential, so ids follow creation order and statuses cycle predictably.
   for (let i = 0; i < count; i += 1) {
     const status = STATUSES[i % STATUSES.length];
-    const body = status === undefined ? { name: `${prefix}-${i}`, categoryId: i } : { name: `${prefix}-${i}`, categoryId: i, status };
+    const body =
+      status === undefined
+        ? { name: `${prefix}-${i}`, categoryId: i }
+        : { name: `${prefix}-${i}`, categoryId: i, status };
     const response = await client.post('/v1/pets', body);
     assert.equal(response.status, 201, response.text);
     created.push(response.json<Pet>());
@@ -114,13 +117,16 @@ describe('GET /v1/pets: validation and basics', () => {
 
   it('ignores unknown query parameters', async () => {
     const plain = await client.get('/v1/pets?limit=5');
-    const withUnknown = await client.get('/v1/pets?limit=5&foo=bar&page=3&offset=2&sort=desc&__proto__=x&constructor=y');
+    const withUnknown = await client.get(
+      '/v1/pets?limit=5&foo=bar&page=3&offset=2&sort=desc&__proto__=x&constructor=y',
+    );
     assert.equal(withUnknown.status, 200, withUnknown.text);
     assert.equal(withUnknown.text, plain.text);
   });
 
   it('refuses malformed cursors with 400 invalid_query naming cursor', async () => {
-    for (let i = 0; i < 3; i += 1) assert.equal((await client.post('/v1/pets', { name: `cursor-${i}`, categoryId: i })).status, 201);
+    for (let i = 0; i < 3; i += 1)
+      assert.equal((await client.post('/v1/pets', { name: `cursor-${i}`, categoryId: i })).status, 201);
     const first = await client.get('/v1/pets?limit=1');
     const link = nextLink(first);
     assert.ok(link, 'a first page of 1 with more pets carries a next link');
@@ -163,7 +169,10 @@ describe('GET /v1/pets: validation and basics', () => {
       const { key } = await other.newKey({ plan: 'business' });
       const otherClient = api(other, key);
       for (let i = 0; i < 3; i += 1) {
-        assert.equal((await otherClient.post('/v1/pets', { name: `abs-${i}`, categoryId: i, status: 'available' })).status, 201);
+        assert.equal(
+          (await otherClient.post('/v1/pets', { name: `abs-${i}`, categoryId: i, status: 'available' })).status,
+          201,
+        );
       }
       const page = await otherClient.get('/v1/pets?limit=2&status=available&extra=1');
       const link = nextLink(page);
@@ -223,7 +232,11 @@ describe('GET /v1/pets: ordering and pagination over 47 pets', () => {
     const response = await client.get('/v1/pets?limit=100');
     assert.equal(response.json<Pet[]>().length, 47);
     assert.equal(response.headers.get('link'), null);
-    assert.equal(nextLink(await client.get('/v1/pets?limit=47')), undefined, 'exactly as many pets as the limit: no next link');
+    assert.equal(
+      nextLink(await client.get('/v1/pets?limit=47')),
+      undefined,
+      'exactly as many pets as the limit: no next link',
+    );
   });
 
   it('walks every pet exactly once with limit=10, the last page without a link', async () => {

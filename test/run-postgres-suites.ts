@@ -7,7 +7,14 @@ import { redisBackend } from './support/redis-backend.ts';
  * is unreachable it says so and skips, except with CI=true, where backends() and redisBackend()
  * reject and this run fails.
  */
-const HTTP_SUITES = ['test/pets-list.test.ts', 'test/pets-create.test.ts', 'test/pets-get.test.ts', 'test/auth.test.ts', 'test/errors.test.ts', 'test/ratelimit/rate-limit-http.test.ts'];
+const HTTP_SUITES = [
+  'test/pets-list.test.ts',
+  'test/pets-create.test.ts',
+  'test/pets-get.test.ts',
+  'test/auth.test.ts',
+  'test/errors.test.ts',
+  'test/ratelimit/rate-limit-http.test.ts',
+];
 
 const [postgres, redis] = await Promise.all([postgresBackend(), redisBackend()]);
 await postgres.cleanup();

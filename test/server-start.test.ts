@@ -44,7 +44,14 @@ function storeUrl(t: TestContext): string {
 function spawnServer(t: TestContext, env: Record<string, string>, port: number): Child {
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      DEMO_BOOTSTRAP: 'false',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -109,13 +116,21 @@ function logLines(stdout: string): AccessLine[] {
 }
 
 /** A POST whose headers and half of its body are sent now, the rest when `finish()` is called. */
-function slowCreate(url: string, key: string, name: string): { finish(): void; response: Promise<{ status: number; body: string }> } {
+function slowCreate(
+  url: string,
+  key: string,
+  name: string,
+): { finish(): void; response: Promise<{ status: number; body: string }> } {
   const body = JSON.stringify({ name, categoryId: 1 });
   const half = Math.floor(body.length / 2);
   const outgoing = request(`${url}/v1/pets`, {
     method: 'POST',
     agent: false,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+    },
   });
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     outgoing.once('error', reject);
@@ -144,7 +159,11 @@ describe('server start-up', { concurrency: true }, () => {
       output.split('\n').some((line) => line.trim() === key),
       `the key stands alone on a line: ${output}`,
     );
-    assert.match(output, new RegExp(`curl -H "Authorization: Bearer ${key}" http://[^\\s]+:${first.port}/v1/pets`), `a curl hint with the key and the port: ${output}`);
+    assert.match(
+      output,
+      new RegExp(`curl -H "Authorization: Bearer ${key}" http://[^\\s]+:${first.port}/v1/pets`),
+      `a curl hint with the key and the port: ${output}`,
+    );
     assert.match(output, /"demo"/, 'the output names the demo account');
 
     const response = await getPets(first.url, key);
@@ -160,7 +179,11 @@ describe('server start-up', { concurrency: true }, () => {
     assert.equal(again.status, 200, 'the demo key survives a restart');
     await again.text();
     await second.kill('SIGTERM');
-    assert.deepEqual(distinctKeys(second.output()), [], `no key is printed on a store that has accounts: ${second.output()}`);
+    assert.deepEqual(
+      distinctKeys(second.output()),
+      [],
+      `no key is printed on a store that has accounts: ${second.output()}`,
+    );
     assert.doesNotMatch(second.output(), /curl/);
   });
 
@@ -180,7 +203,10 @@ describe('server start-up', { concurrency: true }, () => {
     }
     assert.deepEqual(remaining, ['59', '58', '57']);
     await server.kill('SIGTERM');
-    const listed = await promisify(execFile)(process.execPath, ['src/cli/main.ts', 'account', 'list', '--json'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl } });
+    const listed = await promisify(execFile)(process.execPath, ['src/cli/main.ts', 'account', 'list', '--json'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl },
+    });
     const accounts = JSON.parse(listed.stdout) as Array<{ name: string; plan: string }>;
     assert.deepEqual(
       accounts.map((account) => ({ name: account.name, plan: account.plan })),
@@ -218,7 +244,11 @@ describe('server start-up', { concurrency: true }, () => {
     assert.ok(key !== undefined, `the demo key is printed: ${child.stdout()}`);
 
     // A burst of requests answered before the signal: their access-log lines must reach stdout.
-    const burst = await Promise.all(Array.from({ length: 20 }, () => getPets(child.url, key).then(async (response) => ({ status: response.status, body: await response.text() }))));
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        getPets(child.url, key).then(async (response) => ({ status: response.status, body: await response.text() })),
+      ),
+    );
     assert.deepEqual(
       burst.map((answer) => answer.status),
       Array.from({ length: 20 }, () => 200),
@@ -228,12 +258,19 @@ describe('server start-up', { concurrency: true }, () => {
     await sleep(300);
     child.signal('SIGTERM');
     await sleep(300);
-    assert.equal(await Promise.race([child.exited.then(() => 'exited'), sleep(0).then(() => 'running')]), 'running', 'the server waits for in-flight requests');
+    assert.equal(
+      await Promise.race([child.exited.then(() => 'exited'), sleep(0).then(() => 'running')]),
+      'running',
+      'the server waits for in-flight requests',
+    );
     const late = await fetch(`${child.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } }).then(
       (response) => response.status,
       () => 'refused',
     );
-    assert.ok(late === 'refused' || late === 503, `a new request during shutdown is refused or answered 503, got ${String(late)}`);
+    assert.ok(
+      late === 'refused' || late === 503,
+      `a new request during shutdown is refused or answered 503, got ${String(late)}`,
+    );
 
     for (const request of slow) request.finish();
     const answers = await Promise.all(slow.map((request) => request.response));
@@ -247,9 +284,21 @@ describe('server start-up', { concurrency: true }, () => {
     assert.match(stdout, /shutting down/);
     const lines = logLines(stdout);
     const requests = lines.filter((line) => line.msg === 'request');
-    assert.equal(requests.filter((line) => line.method === 'GET' && line.url === '/v1/pets' && line.status === 200).length, 20, 'every answered GET is in the access log');
-    assert.equal(requests.filter((line) => line.method === 'POST' && line.status === 201).length, 3, 'the in-flight requests are in the access log');
-    assert.equal(stdout.split(key).length - 1, 2, 'the key appears only in the start-up banner (alone and in the curl hint), never in the logs');
+    assert.equal(
+      requests.filter((line) => line.method === 'GET' && line.url === '/v1/pets' && line.status === 200).length,
+      20,
+      'every answered GET is in the access log',
+    );
+    assert.equal(
+      requests.filter((line) => line.method === 'POST' && line.status === 201).length,
+      3,
+      'the in-flight requests are in the access log',
+    );
+    assert.equal(
+      stdout.split(key).length - 1,
+      2,
+      'the key appears only in the start-up banner (alone and in the curl hint), never in the logs',
+    );
     assert.equal(child.stderr(), '');
   });
 

@@ -7,12 +7,19 @@ import { TallyCounter, TallyHistogram } from '../src/http/tally-metrics.ts';
 
 async function valuesOf(counter: TallyCounter<string>): Promise<Array<{ labels: object; value: number }>> {
   const { values } = await counter.counter.get();
-  return values.map(({ labels, value }) => ({ labels, value })).sort((a, b) => JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)));
+  return values
+    .map(({ labels, value }) => ({ labels, value }))
+    .sort((a, b) => JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)));
 }
 
 describe('TallyCounter', () => {
   it('counts by every combination of three label values', async () => {
-    const counter = new TallyCounter({ name: 'requests_total', help: 'h', labelNames: ['method', 'route', 'status'], registers: [new Registry()] });
+    const counter = new TallyCounter({
+      name: 'requests_total',
+      help: 'h',
+      labelNames: ['method', 'route', 'status'],
+      registers: [new Registry()],
+    });
     counter.inc('GET', '/a', 200);
     counter.inc('GET', '/a', 200);
     counter.inc('GET', '/a', 404);
@@ -28,7 +35,12 @@ describe('TallyCounter', () => {
 
   it('gives prom-client only what was counted since the last scrape, so totals never double', async () => {
     const registry = new Registry();
-    const counter = new TallyCounter({ name: 'calls_total', help: 'Calls.', labelNames: ['account'], registers: [registry] });
+    const counter = new TallyCounter({
+      name: 'calls_total',
+      help: 'Calls.',
+      labelNames: ['account'],
+      registers: [registry],
+    });
     counter.inc('alice');
     assert.match(await registry.metrics(), /^calls_total\{account="alice"\} 1$/m);
     assert.match(await registry.metrics(), /^calls_total\{account="alice"\} 1$/m, 'a second scrape without new calls');
@@ -41,7 +53,12 @@ describe('TallyCounter', () => {
   });
 
   it('takes two labels', async () => {
-    const counter = new TallyCounter({ name: 'pairs_total', help: 'h', labelNames: ['a', 'b'], registers: [new Registry()] });
+    const counter = new TallyCounter({
+      name: 'pairs_total',
+      help: 'h',
+      labelNames: ['a', 'b'],
+      registers: [new Registry()],
+    });
     counter.inc('x', 'y');
     counter.inc('x', 'z');
     counter.inc('x', 'y');
@@ -53,12 +70,24 @@ describe('TallyCounter', () => {
 });
 
 describe('TallyHistogram', () => {
-  it('exposes exactly what prom-client\'s own Histogram exposes for the same observations', async () => {
+  it("exposes exactly what prom-client's own Histogram exposes for the same observations", async () => {
     const buckets = [0.001, 0.01, 0.1, 1];
     const reference = new Registry();
     const tallied = new Registry();
-    const plain = new Histogram({ name: 'duration_seconds', help: 'Time.', labelNames: ['method', 'route'], buckets, registers: [reference] });
-    const histogram = new TallyHistogram({ name: 'duration_seconds', help: 'Time.', labelNames: ['method', 'route'], buckets, registers: [tallied] });
+    const plain = new Histogram({
+      name: 'duration_seconds',
+      help: 'Time.',
+      labelNames: ['method', 'route'],
+      buckets,
+      registers: [reference],
+    });
+    const histogram = new TallyHistogram({
+      name: 'duration_seconds',
+      help: 'Time.',
+      labelNames: ['method', 'route'],
+      buckets,
+      registers: [tallied],
+    });
     const observations: Array<[string, string, number]> = [
       ['GET', '/a', 0.0005],
       ['GET', '/a', 0.001],
@@ -73,7 +102,11 @@ describe('TallyHistogram', () => {
     }
     const text = await tallied.metrics();
     assert.equal(text, await reference.metrics());
-    assert.match(text, /^duration_seconds_bucket\{le="0.001",method="GET",route="\/a"\} 2$/m, 'an observation on a bound counts in that bucket');
+    assert.match(
+      text,
+      /^duration_seconds_bucket\{le="0.001",method="GET",route="\/a"\} 2$/m,
+      'an observation on a bound counts in that bucket',
+    );
     assert.match(text, /^duration_seconds_count\{method="GET",route="\/a"\} 4$/m);
   });
 });

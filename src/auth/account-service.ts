@@ -30,7 +30,10 @@ export class AccountService {
 
   async createAccount(name: string, choice: PlanChoice): Promise<AccountRecord> {
     if (!ACCOUNT_NAME.test(name)) {
-      throw new ValidationError('invalid_body', 'account name must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit');
+      throw new ValidationError(
+        'invalid_body',
+        'account name must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
+      );
     }
     const plan = checkPlan(choice);
     return this.store.accounts.create({ name, ...plan }, this.clock.now());
@@ -52,7 +55,12 @@ export class AccountService {
     const key = generateApiKey();
     const now = this.clock.now();
     const record = await this.store.keys.create(
-      { id: generateKeyId(), accountId: account.id, hash: hashApiKey(key), expiresAt: expiresInMs === undefined ? null : now + expiresInMs },
+      {
+        id: generateKeyId(),
+        accountId: account.id,
+        hash: hashApiKey(key),
+        expiresAt: expiresInMs === undefined ? null : now + expiresInMs,
+      },
       now,
     );
     return { key, record };
@@ -103,7 +111,8 @@ export class AccountService {
 
 function checkPlan(choice: PlanChoice): { plan: Plan; perMinute: number | null; perDay: number | null } {
   const plan = PLANS.find((candidate) => candidate === choice.plan);
-  if (!plan) throw new ValidationError('invalid_body', `plan must be one of ${PLANS.join(', ')} (got '${choice.plan}')`);
+  if (!plan)
+    throw new ValidationError('invalid_body', `plan must be one of ${PLANS.join(', ')} (got '${choice.plan}')`);
   const { perMinute, perDay } = choice;
   if (plan !== 'enterprise') {
     if (perMinute !== undefined || perDay !== undefined) {
@@ -114,9 +123,12 @@ function checkPlan(choice: PlanChoice): { plan: Plan; perMinute: number | null; 
   if (perMinute === undefined || perDay === undefined) {
     throw new ValidationError('invalid_body', 'the enterprise plan needs both --per-minute and --per-day');
   }
-  for (const [flag, value] of [['--per-minute', perMinute], ['--per-day', perDay]] as const) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new ValidationError('invalid_body', `${flag} must be a positive integer`);
+  for (const [flag, value] of [
+    ['--per-minute', perMinute],
+    ['--per-day', perDay],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new ValidationError('invalid_body', `${flag} must be a positive integer`);
   }
   return { plan, perMinute, perDay };
 }
-

@@ -48,7 +48,10 @@ export class KeyVerifier {
     this.ttlMs = options.ttlMs;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.monotonicNow = options.monotonicNow ?? (() => performance.now());
-    this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), options.lastUsedFlushMs ?? 5000);
+    this.flushTimer = setInterval(
+      () => void this.flushLastUsed().catch(() => undefined),
+      options.lastUsedFlushMs ?? 5000,
+    );
     this.flushTimer.unref();
   }
 
@@ -62,11 +65,15 @@ export class KeyVerifier {
       return reject('missing', 'the Authorization header is missing; send Authorization: Bearer <API key>');
     }
     const match = BEARER.exec(authorization);
-    if (!match) return reject('wrong_scheme', 'the Authorization scheme must be Bearer: Authorization: Bearer <API key>');
+    if (!match)
+      return reject('wrong_scheme', 'the Authorization scheme must be Bearer: Authorization: Bearer <API key>');
     const token = (match[1] ?? '').trim();
     if (token === '') return reject('empty', 'the Bearer token is empty; send Authorization: Bearer <API key>');
     if (!isWellFormedApiKey(token)) {
-      return reject('malformed', 'the API key is malformed: expected pst_ followed by 36 letters and digits with a valid checksum');
+      return reject(
+        'malformed',
+        'the API key is malformed: expected pst_ followed by 36 letters and digits with a valid checksum',
+      );
     }
     return this.lookUp(hashApiKey(token)).then((principal) => {
       this.remember(authorization, principal);
@@ -76,7 +83,8 @@ export class KeyVerifier {
 
   /** Forget cached answers about one key, e.g. after this instance banned it. */
   invalidateKey(keyId: string): void {
-    for (const [authorization, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(authorization);
+    for (const [authorization, entry] of this.cache)
+      if (entry.principal?.keyId === keyId) this.cache.delete(authorization);
   }
 
   /** Cached answers held now, for tests of the memory bound. */

@@ -74,7 +74,11 @@ const COMMANDS: Record<string, { allowed: readonly string[]; required: readonly 
       printAccounts(out, [account], true);
     },
   },
-  'account list': { allowed: [], required: [], run: async (services, _options, out) => printAccounts(out, await services.accounts.listAccounts(), false) },
+  'account list': {
+    allowed: [],
+    required: [],
+    run: async (services, _options, out) => printAccounts(out, await services.accounts.listAccounts(), false),
+  },
   'key create': {
     allowed: ['account', 'expires-in'],
     required: ['account'],
@@ -108,7 +112,10 @@ const COMMANDS: Record<string, { allowed: readonly string[]; required: readonly 
   },
 };
 
-export async function runCli(argv: readonly string[], out: Output = stdoutOutput(argv.includes('--json'))): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  out: Output = stdoutOutput(argv.includes('--json')),
+): Promise<number> {
   let parsed: { command: string; options: Options };
   try {
     parsed = parseCommandLine(argv);
@@ -176,13 +183,15 @@ function planChoice(options: Options): { plan: string; perMinute?: number; perDa
 function count(options: Options, flag: string): number | undefined {
   const value = options[flag];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^[1-9][0-9]{0,14}$/.test(value)) throw new UsageError(`--${flag} must be a positive integer (got '${String(value)}')`);
+  if (typeof value !== 'string' || !/^[1-9][0-9]{0,14}$/.test(value))
+    throw new UsageError(`--${flag} must be a positive integer (got '${String(value)}')`);
   return Number(value);
 }
 
 function duration(value: string): number {
   const ms = parseDuration(value);
-  if (ms === undefined) throw new UsageError(`--expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w (got '${value}')`);
+  if (ms === undefined)
+    throw new UsageError(`--expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w (got '${value}')`);
   return ms;
 }
 
@@ -195,11 +204,24 @@ function iso(ms: number | null): string {
 }
 
 function accountJson(account: AccountRecord): object {
-  return { name: account.name, plan: account.plan, perMinute: account.perMinute, perDay: account.perDay, createdAt: iso(account.createdAt) };
+  return {
+    name: account.name,
+    plan: account.plan,
+    perMinute: account.perMinute,
+    perDay: account.perDay,
+    createdAt: iso(account.createdAt),
+  };
 }
 
 function keyJson(key: ApiKeyRecord): object {
-  return { id: key.id, createdAt: iso(key.createdAt), lastUsedAt: key.lastUsedAt === null ? null : iso(key.lastUsedAt), expiresAt: key.expiresAt === null ? null : iso(key.expiresAt), revokedAt: key.revokedAt === null ? null : iso(key.revokedAt), bannedUntil: activeBan(key) };
+  return {
+    id: key.id,
+    createdAt: iso(key.createdAt),
+    lastUsedAt: key.lastUsedAt === null ? null : iso(key.lastUsedAt),
+    expiresAt: key.expiresAt === null ? null : iso(key.expiresAt),
+    revokedAt: key.revokedAt === null ? null : iso(key.revokedAt),
+    bannedUntil: activeBan(key),
+  };
 }
 
 function activeBan(key: ApiKeyRecord): string | null {
@@ -214,7 +236,13 @@ function printAccounts(out: Output, accounts: AccountRecord[], single: boolean):
   table(
     out,
     ['NAME', 'PLAN', 'PER-MINUTE', 'PER-DAY', 'CREATED'],
-    accounts.map((account) => [account.name, account.plan, String(account.perMinute ?? '-'), String(account.perDay ?? '-'), iso(account.createdAt)]),
+    accounts.map((account) => [
+      account.name,
+      account.plan,
+      String(account.perMinute ?? '-'),
+      String(account.perDay ?? '-'),
+      iso(account.createdAt),
+    ]),
   );
 }
 
@@ -226,7 +254,14 @@ function printKeys(out: Output, keys: ApiKeyRecord[]): void {
   table(
     out,
     ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL'],
-    keys.map((key) => [key.id, iso(key.createdAt), iso(key.lastUsedAt), iso(key.expiresAt), iso(key.revokedAt), activeBan(key) ?? '-']),
+    keys.map((key) => [
+      key.id,
+      iso(key.createdAt),
+      iso(key.lastUsedAt),
+      iso(key.expiresAt),
+      iso(key.revokedAt),
+      activeBan(key) ?? '-',
+    ]),
   );
 }
 
@@ -234,7 +269,9 @@ function printCreatedKey(out: Output, created: CreatedKey): void {
   if (out.json) {
     out.write(JSON.stringify({ ...keyJson(created.record), key: created.key }));
   } else {
-    out.write(`created key ${created.record.id}${created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`}`);
+    out.write(
+      `created key ${created.record.id}${created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`}`,
+    );
     out.write('the key is shown once; store it now:');
   }
   // The key alone on the last line, so scripts can take it with `tail -n 1`.
@@ -242,8 +279,14 @@ function printCreatedKey(out: Output, created: CreatedKey): void {
 }
 
 function table(out: Output, header: string[], rows: string[][]): void {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
   out.write(line(header));
   for (const row of rows) out.write(line(row));
 }

@@ -15,7 +15,12 @@ declare module 'fastify' {
 }
 
 /** Called once a request has a verdict on its key, before any body is read. */
-export type AfterAuthentication = (request: FastifyRequest, reply: FastifyReply, verification: Verification, done: HookHandlerDoneFunction) => void;
+export type AfterAuthentication = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  verification: Verification,
+  done: HookHandlerDoneFunction,
+) => void;
 
 /**
  * onRequest step 1: every non-public request, known route or not, must carry a valid key.
@@ -37,13 +42,24 @@ export function authenticationHook(verifier: KeyVerifier, next: AfterAuthenticat
   };
 }
 
-function decide(request: FastifyRequest, reply: FastifyReply, verification: Verification, done: HookHandlerDoneFunction, next: AfterAuthentication): void {
+function decide(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  verification: Verification,
+  done: HookHandlerDoneFunction,
+  next: AfterAuthentication,
+): void {
   if (verification.ok) request.principal = verification.principal;
   next(request, reply, verification, done);
 }
 
 /** The default second step when no limiter is installed: refuse what failed verification. */
-export function refuseUnauthenticated(_request: FastifyRequest, reply: FastifyReply, verification: Verification, done: HookHandlerDoneFunction): void {
+export function refuseUnauthenticated(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  verification: Verification,
+  done: HookHandlerDoneFunction,
+): void {
   if (verification.ok) {
     done();
     return;

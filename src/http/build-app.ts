@@ -1,5 +1,11 @@
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Socket } from 'node:net';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
 import type { Clock } from '../clock.ts';
@@ -79,8 +85,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clientErrorHandler: answerMalformedRequest,
     // URL errors found while routing, before any hook runs.
     frameworkErrors: (error, request, reply) => {
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 'invalid_path', 'a path segment is too long');
-      if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 'invalid_path', `the path is not valid percent-encoding: ${request.url.slice(0, 100)}`);
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+        return sendError(reply, 'invalid_path', 'a path segment is too long');
+      if (error.code === 'FST_ERR_BAD_URL')
+        return sendError(reply, 'invalid_path', `the path is not valid percent-encoding: ${request.url.slice(0, 100)}`);
       return sendError(reply, 'invalid_path', 'the request path could not be routed');
     },
   });
@@ -92,21 +100,32 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   for (const schema of sharedSchemas) app.addSchema(schema);
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
-    try {
-      const encoding = request.headers['content-encoding'];
-      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-        throw new DomainError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the JSON uncompressed`);
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
+    (request, body, done) => {
+      try {
+        const encoding = request.headers['content-encoding'];
+        if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+          throw new DomainError(
+            'unsupported_media_type',
+            `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the JSON uncompressed`,
+          );
+        }
+        done(null, parseJsonBody(body as Buffer));
+      } catch (error) {
+        done(error as Error, undefined);
       }
-      done(null, parseJsonBody(body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+    },
+  );
 
   if (config.corsOrigins.length > 0) {
     // Registered before authentication so that preflight requests are answered without a key.
-    await app.register(cors, { origin: [...config.corsOrigins], exposedHeaders: EXPOSED_HEADERS, allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'] });
+    await app.register(cors, {
+      origin: [...config.corsOrigins],
+      exposedHeaders: EXPOSED_HEADERS,
+      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
+    });
   }
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
@@ -129,7 +148,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
 
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+  );
 
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   registerOpenApiDocumentRoute(app);
@@ -146,7 +167,11 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
     const allow = allowed.join(', ');
     const answer = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
       reply.header('allow', allow);
-      return sendError(reply, 'method_not_allowed', `${request.method} is not allowed on ${url.replace(':petId', '{petId}')}; allowed: ${allow}`);
+      return sendError(
+        reply,
+        'method_not_allowed',
+        `${request.method} is not allowed on ${url.replace(':petId', '{petId}')}; allowed: ${allow}`,
+      );
     };
     app.route({
       method: others,
@@ -171,11 +196,15 @@ function answerMalformedRequest(error: Error & { code?: string }, socket: Socket
   if (!socket.writable) return;
   const { status, reason, message } = clientErrorAnswer(error.code);
   const body = JSON.stringify({ code: 'invalid_body', message, status });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 function clientErrorAnswer(code: string | undefined): { status: number; reason: string; message: string } {
-  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, reason: 'Request Header Fields Too Large', message: 'the request headers are too large' };
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, reason: 'Request Timeout', message: 'the request did not arrive in time' };
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return { status: 431, reason: 'Request Header Fields Too Large', message: 'the request headers are too large' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { status: 408, reason: 'Request Timeout', message: 'the request did not arrive in time' };
   return { status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP/1.1' };
 }

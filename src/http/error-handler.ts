@@ -3,7 +3,6 @@ import { DomainError, type ErrorCode } from '../errors.ts';
 import { sendError } from './error-body.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 
-
 /**
  * The HTTP edge: maps typed domain errors and Fastify's own request errors to an Error body.
  * Anything unexpected is logged with its stack and answered as a bare 500 that shows no internals.
@@ -19,7 +18,10 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   return sendError(reply, 'internal_error', 'the service failed to handle this request; it has been logged');
 }
 
-function mapFrameworkError(error: FastifyError, request: FastifyRequest): { code: ErrorCode; message: string } | undefined {
+function mapFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+): { code: ErrorCode; message: string } | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'payload_too_large', message: `the request body exceeds ${BODY_LIMIT_BYTES} bytes` };
@@ -37,7 +39,8 @@ function mapFrameworkError(error: FastifyError, request: FastifyRequest): { code
       break;
   }
   const status = error.statusCode ?? 500;
-  if (status === 413) return { code: 'payload_too_large', message: `the request body exceeds ${BODY_LIMIT_BYTES} bytes` };
+  if (status === 413)
+    return { code: 'payload_too_large', message: `the request body exceeds ${BODY_LIMIT_BYTES} bytes` };
   if (status === 415) return { code: 'unsupported_media_type', message: 'the request body must be application/json' };
   if (status >= 400 && status < 500) return { code: 'invalid_body', message: 'the request could not be read' };
   return undefined;

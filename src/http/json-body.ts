@@ -18,7 +18,13 @@ interface ReviverContext {
 }
 
 function keepExactIntegers(this: unknown, key: string, value: unknown, context?: ReviverContext): unknown {
-  if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && typeof this === 'object' && this !== null) {
+  if (
+    typeof value === 'number' &&
+    !Number.isSafeInteger(value) &&
+    context?.source !== undefined &&
+    typeof this === 'object' &&
+    this !== null
+  ) {
     rememberExactDigits(this, key, context.source);
   }
   return value;
@@ -68,6 +74,7 @@ export function exactInteger(holder: object, field: string, value: number): bigi
     throw new ValidationError('invalid_body', `${expectation}, written as plain digits (got ${source ?? value})`);
   }
   const exact = BigInt(source);
-  if (exact < INT64_MIN || exact > INT64_MAX) throw new ValidationError('invalid_body', `${expectation} (got ${source})`);
+  if (exact < INT64_MIN || exact > INT64_MAX)
+    throw new ValidationError('invalid_body', `${expectation} (got ${source})`);
   return exact;
 }

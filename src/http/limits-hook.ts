@@ -24,7 +24,12 @@ export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
   };
 }
 
-function answer(reply: FastifyReply, verification: Verification, done: HookHandlerDoneFunction, verdict: LimitVerdict): void {
+function answer(
+  reply: FastifyReply,
+  verification: Verification,
+  done: HookHandlerDoneFunction,
+  verdict: LimitVerdict,
+): void {
   applyFields(reply, verdict);
   if (verdict.kind !== 'allow') {
     reply.header('retry-after', String(verdict.retryAfterSeconds));

@@ -16,7 +16,12 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
   if (options.collectProcessMetrics) collectDefaultMetrics({ register: registry });
   return {
     registry,
-    requests: new TallyCounter({ name: 'petstore_http_requests_total', help: 'Requests answered, by route and status.', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+    requests: new TallyCounter({
+      name: 'petstore_http_requests_total',
+      help: 'Requests answered, by route and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
     duration: new TallyHistogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time to answer a request.',
@@ -30,7 +35,12 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
       labelNames: ['account'],
       registers: [registry],
     }),
-    rateLimited: new Counter({ name: 'petstore_rate_limited_total', help: 'Requests refused with 429, by reason.', labelNames: ['reason'], registers: [registry] }),
+    rateLimited: new Counter({
+      name: 'petstore_rate_limited_total',
+      help: 'Requests refused with 429, by reason.',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     limiterFallbacks: new Counter({
       name: 'petstore_limiter_fallback_total',
       help: 'Requests limited in-process because the shared limiter (Redis) was unreachable.',

@@ -5,8 +5,14 @@ export const rateLimitHeaders = {
   'X-RateLimit-Limit': { type: 'integer', description: 'Limit of the most constraining window.' },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in that window (never below 0).' },
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix time, in seconds, when that window resets.' },
-  'RateLimit-Policy': { type: 'string', description: 'IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.' },
-  RateLimit: { type: 'string', description: 'IETF draft: both windows, e.g. `"minute";r=59;t=42, "day";r=998;t=51000`.' },
+  'RateLimit-Policy': {
+    type: 'string',
+    description: 'IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
+  },
+  RateLimit: {
+    type: 'string',
+    description: 'IETF draft: both windows, e.g. `"minute";r=59;t=42, "day";r=998;t=51000`.',
+  },
 } as const;
 
 const DESCRIPTIONS: Record<number, string> = {
@@ -29,9 +35,14 @@ export function errorResponses(...statuses: number[]): Record<number, object> {
   const responses: Record<number, object> = {};
   for (const status of [...statuses, 500, 503]) {
     const headers: Record<string, object> = { ...rateLimitHeaders };
-    if (status === 429) headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (at least 1).' };
+    if (status === 429)
+      headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (at least 1).' };
     if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'RFC 6750 Bearer challenge.' };
-    responses[status] = { description: DESCRIPTIONS[status] ?? 'Error.', headers, content: { 'application/json': { schema: Type.Ref('Error') } } };
+    responses[status] = {
+      description: DESCRIPTIONS[status] ?? 'Error.',
+      headers,
+      content: { 'application/json': { schema: Type.Ref('Error') } },
+    };
   }
   return responses;
 }

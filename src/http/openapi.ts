@@ -26,14 +26,29 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
       info: { title: 'Pet store', version: '1.0.0', description: API_DESCRIPTION },
       servers: [{ url: options.publicBaseUrl || '/' }],
       tags: [{ name: 'pets', description: 'The animals of the store.' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: pst_ followed by 36 letters and digits.' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key: pst_ followed by 36 letters and digits.',
+          },
+        },
+      },
       security: [{ bearerAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, uiHooks: {}, staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true },
+    uiHooks: {},
+    staticCSP: true,
+  });
 }
 
 export function registerOpenApiDocumentRoute(app: FastifyInstance): void {
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => reply.send(app.swagger()));
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
+    reply.send(app.swagger()),
+  );
 }

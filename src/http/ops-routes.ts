@@ -8,7 +8,10 @@ export interface ReadinessCheck {
 }
 
 /** Operator endpoints: no key, no rate limit, not in the API document. */
-export function registerOpsRoutes(app: FastifyInstance, options: { metrics: Metrics; readiness: readonly ReadinessCheck[]; timeoutMs: number }): void {
+export function registerOpsRoutes(
+  app: FastifyInstance,
+  options: { metrics: Metrics; readiness: readonly ReadinessCheck[]; timeoutMs: number },
+): void {
   const config = { public: true };
   app.get('/healthz', { config, schema: { hide: true } }, async (_request, reply) => reply.send({ status: 'ok' }));
 
@@ -18,7 +21,9 @@ export function registerOpsRoutes(app: FastifyInstance, options: { metrics: Metr
     const checks = Object.fromEntries(results.map((result) => [result.name, result.ok ? 'ok' : 'unreachable']));
     if (failed.length === 0) return reply.send({ status: 'ready', checks });
     const names = failed.map((result) => result.name).join(', ');
-    return reply.code(503).send({ code: 'service_unavailable', message: `not ready: ${names} unreachable`, status: 503, checks });
+    return reply
+      .code(503)
+      .send({ code: 'service_unavailable', message: `not ready: ${names} unreachable`, status: 503, checks });
   });
 
   app.get('/metrics', { config, schema: { hide: true } }, async (_request, reply) => {

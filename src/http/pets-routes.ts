@@ -2,7 +2,13 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { exactInteger } from './json-body.ts';
 import { encodedOnce, petToJson } from '../pets/pet-json.ts';
-import { ListPetsQuerySchema, PetIdParamsSchema, type ListPetsQuery, type NewPetBody, type PetIdParams } from '../pets/pet-schemas.ts';
+import {
+  ListPetsQuerySchema,
+  PetIdParamsSchema,
+  type ListPetsQuery,
+  type NewPetBody,
+  type PetIdParams,
+} from '../pets/pet-schemas.ts';
 import type { PetPage, PetService } from '../pets/pet-service.ts';
 import type { PetRecord } from '../storage/store.ts';
 import type { Metrics } from './metrics.ts';
@@ -38,7 +44,10 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
         response: {
           200: {
             description: 'A page of pets.',
-            headers: { Link: { type: 'string', description: 'RFC 8288 `rel="next"` link, absent on the last page.' }, ...rateLimitHeaders },
+            headers: {
+              Link: { type: 'string', description: 'RFC 8288 `rel="next"` link, absent on the last page.' },
+              ...rateLimitHeaders,
+            },
             content: { 'application/json': { schema: Type.Ref('Pets') } },
           },
           ...errorResponses(400, 401, 429),
@@ -98,7 +107,11 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
         idempotencyKey !== undefined && principal ? { accountId: principal.accountId, key: idempotencyKey } : undefined,
       );
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(outcome.statusCode).header('location', `${publicBaseUrl}/v1/pets/${outcome.petId}`).type(JSON_TYPE).send(outcome.body);
+      return reply
+        .code(outcome.statusCode)
+        .header('location', `${publicBaseUrl}/v1/pets/${outcome.petId}`)
+        .type(JSON_TYPE)
+        .send(outcome.body);
     },
   );
 
@@ -160,5 +173,3 @@ function sendPet(reply: FastifyReply, pet: PetRecord): void {
 function exactIntegerOf(body: NewPetBody): bigint {
   return exactInteger(body, 'categoryId', body.categoryId);
 }
-
-

@@ -40,7 +40,8 @@ export class TallyCounter<L extends string> {
   readonly #root: Level = new Map();
 
   constructor(configuration: TallyCounterConfiguration<L>) {
-    if (configuration.labelNames.length < 1 || configuration.labelNames.length > 3) throw new Error('a TallyCounter has one to three labels');
+    if (configuration.labelNames.length < 1 || configuration.labelNames.length > 3)
+      throw new Error('a TallyCounter has one to three labels');
     this.#labelNames = configuration.labelNames;
     const publish = (counter: Counter<L>): void => this.#publish(counter, this.#root, 0, {});
     this.counter = new Counter<L>({
@@ -124,7 +125,13 @@ export class TallyHistogram<L extends string> extends Histogram<L | 'le'> {
   readonly #seen: Array<DurationTally<L>> = [];
 
   constructor(configuration: TallyHistogramConfiguration<L>) {
-    super({ name: configuration.name, help: configuration.help, labelNames: configuration.labelNames, buckets: [...configuration.buckets], registers: configuration.registers });
+    super({
+      name: configuration.name,
+      help: configuration.help,
+      labelNames: configuration.labelNames,
+      buckets: [...configuration.buckets],
+      registers: configuration.registers,
+    });
     this.#name = configuration.name;
     this.#labelNames = configuration.labelNames;
     this.#bounds = [...configuration.buckets].sort((a, b) => a - b);

@@ -27,7 +27,13 @@ type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 export function createValidatorCompiler(sharedSchemas: readonly object[]): FastifySchemaCompiler<FastifySchema> {
-  const ajv = new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false, strict: false });
+  const ajv = new Ajv({
+    coerceTypes: false,
+    removeAdditional: false,
+    useDefaults: true,
+    allErrors: false,
+    strict: false,
+  });
   addFormats(ajv);
   for (const schema of sharedSchemas) ajv.addSchema(schema);
   const byId = new Map((sharedSchemas as SchemaNode[]).map((schema) => [schema.$id, schema]));
@@ -54,7 +60,8 @@ function normaliseTextParameters(root: SchemaNode, values: Record<string, unknow
   for (const [name, schema] of Object.entries(root.properties ?? {})) {
     const value = values[name];
     if (value === undefined) continue;
-    if (Array.isArray(value)) return new ValidationError('invalid_query', `query parameter '${name}' is repeated; send it once`);
+    if (Array.isArray(value))
+      return new ValidationError('invalid_query', `query parameter '${name}' is repeated; send it once`);
     if (schema.type === 'integer' && typeof value === 'string' && DECIMAL.test(value)) {
       const exact = BigInt(value);
       if (exact >= INT64_MIN && exact <= INT64_MAX) {
@@ -86,13 +93,17 @@ function codeOf(part: HttpPart): 'invalid_body' | 'invalid_query' | 'invalid_pat
 
 function bodyMessage(error: ErrorObject, root: SchemaNode, data: unknown): string {
   if (error.instancePath === '') {
-    if (error.keyword === 'required') return `the body is missing the required field '${String(error.params.missingProperty)}'`;
+    if (error.keyword === 'required')
+      return `the body is missing the required field '${String(error.params.missingProperty)}'`;
     if (error.keyword === 'additionalProperties') {
       const field = String(error.params.additionalProperty);
       if (field === 'id') return "the body must not contain 'id': the service assigns it";
       return `the body contains the unknown field '${field}'; allowed fields are ${Object.keys(root.properties ?? {}).join(', ')}`;
     }
-    if (error.keyword === 'type') return data === undefined || data === null ? 'the request body is required: send a NewPet JSON object' : 'the body must be a JSON object';
+    if (error.keyword === 'type')
+      return data === undefined || data === null
+        ? 'the request body is required: send a NewPet JSON object'
+        : 'the body must be a JSON object';
     return `the body ${error.message ?? 'is invalid'}`;
   }
   const field = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
@@ -104,6 +115,7 @@ function bodyMessage(error: ErrorObject, root: SchemaNode, data: unknown): strin
 /** "must be <what a valid value looks like>", from the schema's annotation or its enumeration. */
 function expectationOf(schema: SchemaNode | undefined, error: ErrorObject): string {
   if (schema?.['x-expectation']) return `must be ${schema['x-expectation']}`;
-  if (schema?.anyOf?.every((choice) => choice.const !== undefined)) return `must be one of ${schema.anyOf.map((choice) => String(choice.const)).join(', ')}`;
+  if (schema?.anyOf?.every((choice) => choice.const !== undefined))
+    return `must be one of ${schema.anyOf.map((choice) => String(choice.const)).join(', ')}`;
   return error.message ?? 'is invalid';
 }

@@ -17,7 +17,10 @@ export function decodeCursor(cursor: string): number {
   const match = POSITION.exec(decoded);
   const position = match ? Number(match[1]) : Number.NaN;
   if (!Number.isSafeInteger(position) || encodeCursor(position) !== cursor) {
-    throw new ValidationError('invalid_query', "query parameter 'cursor' is malformed: use the cursor of a Link rel=\"next\" header unchanged");
+    throw new ValidationError(
+      'invalid_query',
+      'query parameter \'cursor\' is malformed: use the cursor of a Link rel="next" header unchanged',
+    );
   }
   return position;
 }

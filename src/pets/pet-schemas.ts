@@ -12,14 +12,18 @@ export const PetStatusSchema = Type.Union(
 );
 
 const Int64 = (description: string) =>
-  Type.Integer({ format: 'int64', description, 'x-expectation': 'an integer from -9223372036854775808 to 9223372036854775807' });
+  Type.Integer({
+    format: 'int64',
+    description,
+    'x-expectation': 'an integer from -9223372036854775808 to 9223372036854775807',
+  });
 
 const PetName = Type.String({
   minLength: 1,
   maxLength: 200,
   // Unicode-mode pattern: also refuses lone surrogates, which storage would turn into U+FFFD.
   pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]*$',
-  description: 'The animal\'s name: 1 to 200 characters, no control characters.',
+  description: "The animal's name: 1 to 200 characters, no control characters.",
   'x-expectation': 'a string of 1 to 200 characters without control characters or lone surrogates',
 });
 
@@ -29,7 +33,11 @@ export const NewPetSchema = Type.Object(
     categoryId: Int64('Category of the animal. Any int64; values beyond 2^53 are kept digit for digit.'),
     status: Type.Optional(PetStatusSchema),
   },
-  { $id: 'NewPet', additionalProperties: false, description: 'Body of createPet. Any other field, `id` included, is refused.' },
+  {
+    $id: 'NewPet',
+    additionalProperties: false,
+    description: 'Body of createPet. Any other field, `id` included, is refused.',
+  },
 );
 
 export const PetSchema = Type.Object(
@@ -39,10 +47,17 @@ export const PetSchema = Type.Object(
     categoryId: Int64('Category of the animal.'),
     status: Type.Optional(PetStatusSchema),
   },
-  { $id: 'Pet', additionalProperties: false, description: 'A pet. `status` is absent when the pet was created without one.' },
+  {
+    $id: 'Pet',
+    additionalProperties: false,
+    description: 'A pet. `status` is absent when the pet was created without one.',
+  },
 );
 
-export const PetsSchema = Type.Array(Type.Ref('Pet'), { $id: 'Pets', description: 'A page of pets in ascending id order.' });
+export const PetsSchema = Type.Array(Type.Ref('Pet'), {
+  $id: 'Pets',
+  description: 'A page of pets in ascending id order.',
+});
 
 export const ErrorSchema = Type.Object(
   {
@@ -55,7 +70,13 @@ export const ErrorSchema = Type.Object(
 
 export const ListPetsQuerySchema = Type.Object({
   limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Most pets to return.', 'x-expectation': 'an integer from 1 to 100' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: 'Most pets to return.',
+      'x-expectation': 'an integer from 1 to 100',
+    }),
   ),
   status: Type.Optional(PetStatusSchema),
   cursor: Type.Optional(

@@ -85,13 +85,22 @@ export class PetService {
   }
 
   /** A cached page is returned as is, without a promise: most reads are answered from memory. */
-  list(query: { limit: number; status: PetStatus | undefined; cursor: string | undefined }): PetPage | Promise<PetPage> {
+  list(query: {
+    limit: number;
+    status: PetStatus | undefined;
+    cursor: string | undefined;
+  }): PetPage | Promise<PetPage> {
     const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
     const cacheKey = `${query.status ?? ''}:${afterId}:${query.limit}`;
     return this.fullPages.get(cacheKey) ?? this.readPage(afterId, query.limit, query.status, cacheKey);
   }
 
-  private async readPage(afterId: number, limit: number, status: PetStatus | undefined, cacheKey: string): Promise<PetPage> {
+  private async readPage(
+    afterId: number,
+    limit: number,
+    status: PetStatus | undefined,
+    cacheKey: string,
+  ): Promise<PetPage> {
     // One extra row tells whether another page exists, so the last page carries no next link.
     const rows = await this.store.pets.list({ afterId, limit: limit + 1, status });
     if (rows.length <= limit) return { pets: rows, json: petsToJson(rows), nextCursor: undefined };
@@ -127,7 +136,9 @@ export class PetService {
 }
 
 function fingerprintOf(pet: NewPetRecord): string {
-  return createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId.toString(), pet.status])).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify([pet.name, pet.categoryId.toString(), pet.status]))
+    .digest('base64url');
 }
 
 function replay(response: IdempotentResponse): CreateOutcome {

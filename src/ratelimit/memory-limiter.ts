@@ -1,4 +1,11 @@
-import { windowStart, type ConsumeRequest, type ConsumeResult, type RateLimiter, type WindowSpec, type WindowState } from './limiter.ts';
+import {
+  windowStart,
+  type ConsumeRequest,
+  type ConsumeResult,
+  type RateLimiter,
+  type WindowSpec,
+  type WindowState,
+} from './limiter.ts';
 
 interface Counter {
   readonly window: string;
@@ -66,7 +73,13 @@ export class MemoryLimiter implements RateLimiter {
       if (allowed) counter.count += 1;
       const remaining = window.limit > counter.count ? window.limit - counter.count : 0;
       if (remaining === 0) blocked = true;
-      windows.push({ name: window.name, limit: window.limit, remaining, resetAt: counter.end, seconds: window.seconds });
+      windows.push({
+        name: window.name,
+        limit: window.limit,
+        remaining,
+        resetAt: counter.end,
+        seconds: window.seconds,
+      });
     }
     let strikes = 0;
     if (!allowed && blocked && !request.peek && request.strikeSubject !== undefined) {
@@ -97,7 +110,10 @@ export class MemoryLimiter implements RateLimiter {
 
   private strike(subject: string, now: number, until: number): number {
     const previous = this.strikes.get(subject);
-    const strikes = previous && previous.until > now ? { count: previous.count + 1, until: Math.max(previous.until, until) } : { count: 1, until };
+    const strikes =
+      previous && previous.until > now
+        ? { count: previous.count + 1, until: Math.max(previous.until, until) }
+        : { count: 1, until };
     this.strikes.set(subject, strikes);
     return strikes.count;
   }

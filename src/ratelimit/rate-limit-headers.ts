@@ -16,7 +16,11 @@ export interface RateLimitFields {
 export function mostConstraining(windows: readonly WindowState[]): WindowState {
   let chosen = windows[0] as WindowState;
   for (const window of windows) {
-    if (window.remaining < chosen.remaining || (window.remaining === chosen.remaining && window.resetAt < chosen.resetAt)) chosen = window;
+    if (
+      window.remaining < chosen.remaining ||
+      (window.remaining === chosen.remaining && window.resetAt < chosen.resetAt)
+    )
+      chosen = window;
   }
   return chosen;
 }

@@ -6,7 +6,12 @@ import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from
 
 export type LimitVerdict =
   | { readonly kind: 'allow'; readonly fields: RateLimitFields }
-  | { readonly kind: 'rate_limited' | 'key_banned'; readonly fields: RateLimitFields; readonly retryAfterSeconds: number; readonly message: string };
+  | {
+      readonly kind: 'rate_limited' | 'key_banned';
+      readonly fields: RateLimitFields;
+      readonly retryAfterSeconds: number;
+      readonly message: string;
+    };
 
 export interface BanSettings {
   /** Refused requests after the first 429, before Retry-After, that are tolerated. */
@@ -66,24 +71,34 @@ export class RateLimitPolicy {
     const prepared = this.prepared(principal);
     const bannedUntil = principal.bannedUntil;
     if (bannedUntil !== null && bannedUntil > now) {
-      return whenSettled(this.limiter.consume(prepared.peeked, now), (state) => this.banned(state, prepared.policy, bannedUntil, now));
+      return whenSettled(this.limiter.consume(prepared.peeked, now), (state) =>
+        this.banned(state, prepared.policy, bannedUntil, now),
+      );
     }
     const result = this.limiter.consume(prepared.counted, now);
     // Not whenSettled: an in-process limiter's answer is judged without allocating a callback.
-    if (result instanceof Promise) return result.then((settled) => this.judge(principal, prepared.policy, settled, now));
+    if (result instanceof Promise)
+      return result.then((settled) => this.judge(principal, prepared.policy, settled, now));
     return this.judge(principal, prepared.policy, result, now);
   }
 
   forAddress(address: string): LimitVerdict | Promise<LimitVerdict> {
     const now = this.clock.now();
-    return whenSettled(this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now), (result) =>
-      result.allowed
-        ? { kind: 'allow', fields: rateLimitFields(result.windows, now, this.anonymousPolicy) }
-        : this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address'),
+    return whenSettled(
+      this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now),
+      (result) =>
+        result.allowed
+          ? { kind: 'allow', fields: rateLimitFields(result.windows, now, this.anonymousPolicy) }
+          : this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address'),
     );
   }
 
-  private judge(principal: KeyPrincipal, policy: string, result: ConsumeResult, now: number): LimitVerdict | Promise<LimitVerdict> {
+  private judge(
+    principal: KeyPrincipal,
+    policy: string,
+    result: ConsumeResult,
+    now: number,
+  ): LimitVerdict | Promise<LimitVerdict> {
     if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, policy) };
     // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
     // Strikes are counted atomically, so exactly one request (on any instance) sees the crossing
@@ -153,4 +168,3 @@ export class RateLimitPolicy {
     };
   }
 }
-

@@ -95,7 +95,11 @@ function isUnavailable(error: unknown, depth = 0): boolean {
 
 function reasonOf(error: unknown): string {
   const code = error instanceof Error && 'code' in error ? error.code : undefined;
-  if (code === '57014' || (error instanceof Error && /timeout|timed out/i.test(error.message)) || code === 'ETIMEDOUT') {
+  if (
+    code === '57014' ||
+    (error instanceof Error && /timeout|timed out/i.test(error.message)) ||
+    code === 'ETIMEDOUT'
+  ) {
     return 'PostgreSQL did not answer in time';
   }
   if (code === 'ECONNREFUSED') return 'PostgreSQL refused the connection';
@@ -250,7 +254,12 @@ interface IdempotencyRow {
 
 const nullableNumber = (value: string | null): number | null => (value === null ? null : Number(value));
 
-const toPet = (row: PetRow): PetRecord => ({ id: Number(row.id), name: row.name, categoryId: BigInt(row.category_id), status: row.status });
+const toPet = (row: PetRow): PetRecord => ({
+  id: Number(row.id),
+  name: row.name,
+  categoryId: BigInt(row.category_id),
+  status: row.status,
+});
 
 const toAccount = (row: AccountRow): AccountRecord => ({
   id: Number(row.id),
@@ -281,7 +290,8 @@ const isId = (id: number): boolean => Number.isSafeInteger(id) && id >= 0;
  * Advisory lock keys, scoped to the schema so that deployments sharing a database in different
  * schemas do not wait on each other.
  */
-const lockKey = (purpose: string): string => `hashtextextended('petstore:${purpose}:' || coalesce(current_schema(), ''), 0)`;
+const lockKey = (purpose: string): string =>
+  `hashtextextended('petstore:${purpose}:' || coalesce(current_schema(), ''), 0)`;
 
 class PostgresStore implements Store {
   readonly backend = 'postgres';
@@ -311,7 +321,11 @@ class PostgresStore implements Store {
    * its own connection without the statement timeout, since a migration may legitimately be slow.
    */
   async migrate(): Promise<number> {
-    const client = new Client({ connectionString: this.url, connectionTimeoutMillis: this.options.timeoutMs, application_name: 'petstore-migrate' });
+    const client = new Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: this.options.timeoutMs,
+      application_name: 'petstore-migrate',
+    });
     let broken: Error | undefined;
     client.on('error', (error) => {
       broken = error;
@@ -324,13 +338,23 @@ class PostgresStore implements Store {
     try {
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(${lockKey('migrations')})`);
-      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)');
-      const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version));
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)',
+      );
+      const applied = new Set(
+        (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map(
+          (row) => row.version,
+        ),
+      );
       let count = 0;
       for (const migration of postgresMigrations) {
         if (applied.has(migration.version)) continue;
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, Date.now()]);
+        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+          migration.version,
+          migration.name,
+          Date.now(),
+        ]);
         count += 1;
       }
       await client.query('COMMIT');
@@ -456,12 +480,14 @@ class PostgresPets implements PetStore {
     const afterId = Math.max(0, Math.floor(query.afterId) || 0);
     const { rows } =
       query.status === undefined
-        ? await this.db.query<PetRow>('SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', [afterId, query.limit])
-        : await this.db.query<PetRow>('SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3', [
-            query.status,
-            afterId,
-            query.limit,
-          ]);
+        ? await this.db.query<PetRow>(
+            'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2',
+            [afterId, query.limit],
+          )
+        : await this.db.query<PetRow>(
+            'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3',
+            [query.status, afterId, query.limit],
+          );
     return rows.map(toPet);
   }
 }
@@ -497,7 +523,12 @@ class PostgresAccounts implements AccountStore {
     return rows.map(toAccount);
   }
 
-  async setPlan(name: string, plan: Plan, perMinute: number | null, perDay: number | null): Promise<AccountRecord | undefined> {
+  async setPlan(
+    name: string,
+    plan: Plan,
+    perMinute: number | null,
+    perDay: number | null,
+  ): Promise<AccountRecord | undefined> {
     const { rows } = await this.db.query<AccountRow>(
       `UPDATE accounts SET plan = $1, per_minute = $2, per_day = $3 WHERE name = $4 RETURNING ${ACCOUNT_COLUMNS}`,
       [plan, perMinute, perDay, name],
@@ -513,7 +544,8 @@ class PostgresAccounts implements AccountStore {
 
 const KEY_COLUMNS = 'k.id, k.account_id, k.created_at, k.expires_at, k.revoked_at, k.last_used_at';
 /** The end of the key's latest unlifted ban, as SQLite computes it. */
-const BANNED_UNTIL = '(SELECT max(b.until) FROM key_bans b WHERE b.key_id = k.id AND b.lifted_at IS NULL) AS banned_until';
+const BANNED_UNTIL =
+  '(SELECT max(b.until) FROM key_bans b WHERE b.key_id = k.id AND b.lifted_at IS NULL) AS banned_until';
 
 class PostgresKeys implements KeyStore {
   private readonly db: Database;
@@ -551,21 +583,28 @@ class PostgresKeys implements KeyStore {
   }
 
   async findById(id: string): Promise<ApiKeyRecord | undefined> {
-    const { rows } = await this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS}, ${BANNED_UNTIL} FROM api_keys k WHERE k.id = $1`, [id]);
+    const { rows } = await this.db.query<KeyRow>(
+      `SELECT ${KEY_COLUMNS}, ${BANNED_UNTIL} FROM api_keys k WHERE k.id = $1`,
+      [id],
+    );
     return rows[0] ? toKey(rows[0]) : undefined;
   }
 
   async listForAccount(accountId: number): Promise<ApiKeyRecord[]> {
     if (!isId(accountId)) return [];
     // COLLATE "C": byte order, as SQLite sorts text, whatever the database's collation.
-    const { rows } = await this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS}, ${BANNED_UNTIL} FROM api_keys k WHERE k.account_id = $1 ORDER BY k.created_at, k.id COLLATE "C"`, [
-      accountId,
-    ]);
+    const { rows } = await this.db.query<KeyRow>(
+      `SELECT ${KEY_COLUMNS}, ${BANNED_UNTIL} FROM api_keys k WHERE k.account_id = $1 ORDER BY k.created_at, k.id COLLATE "C"`,
+      [accountId],
+    );
     return rows.map(toKey);
   }
 
   async revoke(id: string, now: number): Promise<boolean> {
-    const result = await this.db.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2', [now, id]);
+    const result = await this.db.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2', [
+      now,
+      id,
+    ]);
     return (result.rowCount ?? 0) > 0;
   }
 
@@ -604,7 +643,12 @@ class PostgresIdempotency implements IdempotencyStore {
    * racing instances win. When nothing was claimed, the row that blocked the claim is read and
    * reported. If it vanished in between (released by its owner), the claim is tried again.
    */
-  async reserve(scope: IdempotencyScope, fingerprint: string, now: number, staleAfterMs: number): Promise<IdempotencyReservation> {
+  async reserve(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    now: number,
+    staleAfterMs: number,
+  ): Promise<IdempotencyReservation> {
     for (let attempt = 1; ; attempt += 1) {
       const claimed = await this.db.query(
         `INSERT INTO idempotency_keys AS i (account_id, key, fingerprint, created_at) VALUES ($1, $2, $3, $4)
@@ -621,7 +665,11 @@ class PostgresIdempotency implements IdempotencyStore {
       const row = rows[0];
       if (row) {
         if (row.status_code !== null && row.body !== null) {
-          return { state: 'completed', fingerprint: row.fingerprint, response: { statusCode: row.status_code, body: row.body } };
+          return {
+            state: 'completed',
+            fingerprint: row.fingerprint,
+            response: { statusCode: row.status_code, body: row.body },
+          };
         }
         return { state: 'in_flight', fingerprint: row.fingerprint };
       }
@@ -630,7 +678,10 @@ class PostgresIdempotency implements IdempotencyStore {
   }
 
   async release(scope: IdempotencyScope): Promise<void> {
-    await this.db.query('DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND status_code IS NULL', [scope.accountId, scope.key]);
+    await this.db.query('DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND status_code IS NULL', [
+      scope.accountId,
+      scope.key,
+    ]);
   }
 
   async purge(before: number): Promise<number> {
@@ -646,16 +697,26 @@ class PostgresBans implements BanStore {
   }
 
   async ban(keyId: string, startedAt: number, until: number): Promise<void> {
-    await this.db.query('INSERT INTO key_bans (key_id, started_at, until) VALUES ($1, $2, $3)', [keyId, startedAt, until]);
+    await this.db.query('INSERT INTO key_bans (key_id, started_at, until) VALUES ($1, $2, $3)', [
+      keyId,
+      startedAt,
+      until,
+    ]);
   }
 
   async lift(keyId: string, now: number): Promise<boolean> {
-    const result = await this.db.query('UPDATE key_bans SET lifted_at = $1 WHERE key_id = $2 AND lifted_at IS NULL AND until > $1', [now, keyId]);
+    const result = await this.db.query(
+      'UPDATE key_bans SET lifted_at = $1 WHERE key_id = $2 AND lifted_at IS NULL AND until > $1',
+      [now, keyId],
+    );
     return (result.rowCount ?? 0) > 0;
   }
 
   async countSince(keyId: string, since: number): Promise<number> {
-    const { rows } = await this.db.query<{ count: string }>('SELECT count(*) AS count FROM key_bans WHERE key_id = $1 AND started_at >= $2', [keyId, since]);
+    const { rows } = await this.db.query<{ count: string }>(
+      'SELECT count(*) AS count FROM key_bans WHERE key_id = $1 AND started_at >= $2',
+      [keyId, since],
+    );
     return Number((rows[0] as { count: string }).count);
   }
 }

@@ -120,7 +120,8 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   bannedUntil: row.banned_until,
 });
 
-const BANNED_UNTIL = '(SELECT max(b.until) FROM key_bans b WHERE b.key_id = k.id AND b.lifted_at IS NULL) AS banned_until';
+const BANNED_UNTIL =
+  '(SELECT max(b.until) FROM key_bans b WHERE b.key_id = k.id AND b.lifted_at IS NULL) AS banned_until';
 
 /** Prepared statements, prepared on first use: the tables may not exist until migrate() ran. */
 class Statements {
@@ -187,16 +188,25 @@ class SqliteStore implements Store {
   }
 
   async migrate(): Promise<number> {
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    );
     // IMMEDIATE takes the write lock first, so a CLI and a server starting together cannot both apply.
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      const applied = new Set(this.db.prepare('SELECT version FROM schema_migrations').all().map((row) => Number(row.version)));
+      const applied = new Set(
+        this.db
+          .prepare('SELECT version FROM schema_migrations')
+          .all()
+          .map((row) => Number(row.version)),
+      );
       let count = 0;
       for (const migration of sqliteMigrations) {
         if (applied.has(migration.version)) continue;
         this.db.exec(migration.sql);
-        this.db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now());
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, Date.now());
         count += 1;
       }
       this.db.exec('COMMIT');
@@ -249,11 +259,18 @@ class SqlitePets implements PetStore {
     this.pending = [];
     const created: Array<{ entry: PendingCreate; pet: PetRecord }> = [];
     try {
-      const insert = this.statements.get('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING id', true);
-      const complete = this.statements.get('UPDATE idempotency_keys SET status_code = ?, body = ? WHERE account_id = ? AND key = ?');
+      const insert = this.statements.get(
+        'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING id',
+        true,
+      );
+      const complete = this.statements.get(
+        'UPDATE idempotency_keys SET status_code = ?, body = ? WHERE account_id = ? AND key = ?',
+      );
       this.db.exec('BEGIN IMMEDIATE');
       for (const entry of batch) {
-        const row = rowAs<{ id: bigint }>(insert.get(entry.pet.name, entry.pet.categoryId, entry.pet.status, entry.now));
+        const row = rowAs<{ id: bigint }>(
+          insert.get(entry.pet.name, entry.pet.categoryId, entry.pet.status, entry.now),
+        );
         const pet: PetRecord = { id: Number(row.id), ...entry.pet };
         if (entry.idempotency) {
           const response = entry.idempotency.respond(pet);
@@ -282,7 +299,9 @@ class SqlitePets implements PetStore {
     const rows =
       query.status === undefined
         ? this.statements.pets(`${PET_COLUMNS} WHERE id > ? ORDER BY id LIMIT ${limit}`).all(query.afterId)
-        : this.statements.pets(`${PET_COLUMNS} WHERE status = ? AND id > ? ORDER BY id LIMIT ${limit}`).all(query.status, query.afterId);
+        : this.statements
+            .pets(`${PET_COLUMNS} WHERE status = ? AND id > ? ORDER BY id LIMIT ${limit}`)
+            .all(query.status, query.afterId);
     return rows.map((row) => toPet(rowAs<PetRow>(row)));
   }
 }
@@ -296,7 +315,9 @@ class SqliteAccounts implements AccountStore {
   async create(account: NewAccount, now: number): Promise<AccountRecord> {
     try {
       const row = this.db
-        .prepare('INSERT INTO accounts (name, plan, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
+        .prepare(
+          'INSERT INTO accounts (name, plan, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
+        )
         .get(account.name, account.plan, account.perMinute, account.perDay, now);
       return toAccount(rowAs<AccountRow>(row));
     } catch (error) {
@@ -311,11 +332,21 @@ class SqliteAccounts implements AccountStore {
   }
 
   async list(): Promise<AccountRecord[]> {
-    return this.db.prepare('SELECT * FROM accounts ORDER BY id').all().map((row) => toAccount(rowAs<AccountRow>(row)));
+    return this.db
+      .prepare('SELECT * FROM accounts ORDER BY id')
+      .all()
+      .map((row) => toAccount(rowAs<AccountRow>(row)));
   }
 
-  async setPlan(name: string, plan: Plan, perMinute: number | null, perDay: number | null): Promise<AccountRecord | undefined> {
-    const row = this.db.prepare('UPDATE accounts SET plan = ?, per_minute = ?, per_day = ? WHERE name = ? RETURNING *').get(plan, perMinute, perDay, name);
+  async setPlan(
+    name: string,
+    plan: Plan,
+    perMinute: number | null,
+    perDay: number | null,
+  ): Promise<AccountRecord | undefined> {
+    const row = this.db
+      .prepare('UPDATE accounts SET plan = ?, per_minute = ?, per_day = ? WHERE name = ? RETURNING *')
+      .get(plan, perMinute, perDay, name);
     return row ? toAccount(rowAs<AccountRow>(row)) : undefined;
   }
 
@@ -334,7 +365,9 @@ class SqliteKeys implements KeyStore {
 
   async create(key: NewApiKey, now: number): Promise<ApiKeyRecord> {
     const row = this.db
-      .prepare('INSERT INTO api_keys (id, account_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING *, NULL AS banned_until')
+      .prepare(
+        'INSERT INTO api_keys (id, account_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING *, NULL AS banned_until',
+      )
       .get(key.id, key.accountId, key.hash, now, key.expiresAt);
     return toKey(rowAs<KeyRow>(row));
   }
@@ -374,7 +407,9 @@ class SqliteKeys implements KeyStore {
   }
 
   async revoke(id: string, now: number): Promise<boolean> {
-    const result = this.db.prepare('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(now, id);
+    const result = this.db
+      .prepare('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?')
+      .run(now, id);
     return Number(result.changes) > 0;
   }
 
@@ -398,24 +433,37 @@ class SqliteIdempotency implements IdempotencyStore {
     this.db = db;
   }
 
-  async reserve(scope: IdempotencyScope, fingerprint: string, now: number, staleAfterMs: number): Promise<IdempotencyReservation> {
+  async reserve(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    now: number,
+    staleAfterMs: number,
+  ): Promise<IdempotencyReservation> {
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const existing = this.db
-        .prepare('SELECT fingerprint, created_at, status_code, body FROM idempotency_keys WHERE account_id = ? AND key = ?')
+        .prepare(
+          'SELECT fingerprint, created_at, status_code, body FROM idempotency_keys WHERE account_id = ? AND key = ?',
+        )
         .get(scope.accountId, scope.key);
       let reservation: IdempotencyReservation = { state: 'reserved' };
       if (existing) {
         const row = rowAs<IdempotencyRow>(existing);
         if (row.status_code !== null && row.body !== null) {
-          reservation = { state: 'completed', fingerprint: row.fingerprint, response: { statusCode: row.status_code, body: row.body } };
+          reservation = {
+            state: 'completed',
+            fingerprint: row.fingerprint,
+            response: { statusCode: row.status_code, body: row.body },
+          };
         } else if (now - row.created_at < staleAfterMs) {
           reservation = { state: 'in_flight', fingerprint: row.fingerprint };
         }
       }
       if (reservation.state === 'reserved') {
         this.db
-          .prepare('INSERT OR REPLACE INTO idempotency_keys (account_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?)')
+          .prepare(
+            'INSERT OR REPLACE INTO idempotency_keys (account_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?)',
+          )
           .run(scope.accountId, scope.key, fingerprint, now);
       }
       this.db.exec('COMMIT');
@@ -427,7 +475,9 @@ class SqliteIdempotency implements IdempotencyStore {
   }
 
   async release(scope: IdempotencyScope): Promise<void> {
-    this.db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status_code IS NULL').run(scope.accountId, scope.key);
+    this.db
+      .prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status_code IS NULL')
+      .run(scope.accountId, scope.key);
   }
 
   async purge(before: number): Promise<number> {
@@ -446,12 +496,16 @@ class SqliteBans implements BanStore {
   }
 
   async lift(keyId: string, now: number): Promise<boolean> {
-    const result = this.db.prepare('UPDATE key_bans SET lifted_at = ? WHERE key_id = ? AND lifted_at IS NULL AND until > ?').run(now, keyId, now);
+    const result = this.db
+      .prepare('UPDATE key_bans SET lifted_at = ? WHERE key_id = ? AND lifted_at IS NULL AND until > ?')
+      .run(now, keyId, now);
     return Number(result.changes) > 0;
   }
 
   async countSince(keyId: string, since: number): Promise<number> {
-    const row = rowAs<{ count: number }>(this.db.prepare('SELECT count(*) AS count FROM key_bans WHERE key_id = ? AND started_at >= ?').get(keyId, since));
+    const row = rowAs<{ count: number }>(
+      this.db.prepare('SELECT count(*) AS count FROM key_bans WHERE key_id = ? AND started_at >= ?').get(keyId, since),
+    );
     return Number(row.count);
   }
 }

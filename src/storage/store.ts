@@ -101,7 +101,11 @@ export interface PetStore {
    * Inserts the pet durably; resolves only after the commit is on disk. With `idempotency`, the
    * reservation is completed with `respond(pet)` in the same transaction.
    */
-  create(pet: NewPetRecord, now: number, idempotency?: IdempotencyScope & { respond(pet: PetRecord): IdempotentResponse }): Promise<PetRecord>;
+  create(
+    pet: NewPetRecord,
+    now: number,
+    idempotency?: IdempotencyScope & { respond(pet: PetRecord): IdempotentResponse },
+  ): Promise<PetRecord>;
   get(id: number): Promise<PetRecord | undefined>;
   /** Ascending id, at most `limit` rows. */
   list(query: PetListQuery): Promise<PetRecord[]>;
@@ -113,7 +117,12 @@ export interface AccountStore {
   findByName(name: string): Promise<AccountRecord | undefined>;
   list(): Promise<AccountRecord[]>;
   /** Returns the updated account, or undefined when no account has that name. */
-  setPlan(name: string, plan: Plan, perMinute: number | null, perDay: number | null): Promise<AccountRecord | undefined>;
+  setPlan(
+    name: string,
+    plan: Plan,
+    perMinute: number | null,
+    perDay: number | null,
+  ): Promise<AccountRecord | undefined>;
   count(): Promise<number>;
 }
 
@@ -133,7 +142,12 @@ export interface IdempotencyStore {
    * Claims (accountId, key) for a new request, or reports what an earlier request with that key
    * left. A claim older than `staleAfterMs` that never completed is taken over.
    */
-  reserve(scope: IdempotencyScope, fingerprint: string, now: number, staleAfterMs: number): Promise<IdempotencyReservation>;
+  reserve(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    now: number,
+    staleAfterMs: number,
+  ): Promise<IdempotencyReservation>;
   /** Drops an uncompleted claim after the request failed, so a retry can run. */
   release(scope: IdempotencyScope): Promise<void>;
   /** Deletes records created before `before`. */

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { ConsumeRequest, ConsumeResult, RateLimiter, WindowSpec, WindowState } from '../../src/ratelimit/limiter.ts';
+import type {
+  ConsumeRequest,
+  ConsumeResult,
+  RateLimiter,
+  WindowSpec,
+  WindowState,
+} from '../../src/ratelimit/limiter.ts';
 
 /**
  * The behaviour every RateLimiter (src/ratelimit/limiter.ts) must show, whatever its backend.
@@ -73,7 +79,10 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       assert.equal(allowed.length, 60);
       // Each admitted request saw a distinct remaining count: 59 down to 0.
       const remaining = allowed.map((result) => stateOf(result, 'minute').remaining).sort((a, b) => a - b);
-      assert.deepEqual(remaining, Array.from({ length: 60 }, (_, i) => i));
+      assert.deepEqual(
+        remaining,
+        Array.from({ length: 60 }, (_, i) => i),
+      );
       for (const result of results.filter((candidate) => !candidate.allowed)) {
         assert.equal(stateOf(result, 'minute').remaining, 0);
         assert.equal(stateOf(result, 'day').remaining, 940);
@@ -190,10 +199,15 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
     });
 
     it('never reports remaining below 0', async () => {
-      const request: ConsumeRequest = { subject: unique('account'), windows: windows(1, 1), strikeSubject: unique('key') };
+      const request: ConsumeRequest = {
+        subject: unique('account'),
+        windows: windows(1, 1),
+        strikeSubject: unique('key'),
+      };
       const results = await Promise.all(Array.from({ length: 30 }, () => limiter.consume(request, MID_MINUTE)));
       for (const result of results) {
-        for (const window of result.windows) assert.ok(window.remaining >= 0, `remaining ${window.remaining} in ${window.name}`);
+        for (const window of result.windows)
+          assert.ok(window.remaining >= 0, `remaining ${window.remaining} in ${window.name}`);
       }
       assert.equal(results.filter((result) => result.allowed).length, 1);
     });
@@ -208,7 +222,11 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       ];
       for (const now of instants) {
         const result = await limiter.consume({ subject: unique('account'), windows: windows(10, 10) }, now);
-        assert.equal(stateOf(result, 'minute').resetAt, nextMinute(now), `minute reset for ${new Date(now).toISOString()}`);
+        assert.equal(
+          stateOf(result, 'minute').resetAt,
+          nextMinute(now),
+          `minute reset for ${new Date(now).toISOString()}`,
+        );
         assert.equal(stateOf(result, 'day').resetAt, nextMidnight(now), `day reset for ${new Date(now).toISOString()}`);
         assert.equal(stateOf(result, 'minute').resetAt % MINUTE_MS, 0);
         assert.equal(stateOf(result, 'day').resetAt % DAY_MS, 0);
@@ -234,12 +252,19 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
         'the requests without a strike subject did not strike anyone',
       );
       // Another key of the same subject has its own strikes.
-      const other = await limiter.consume({ subject, windows: windows(2, 100), strikeSubject: unique('key') }, MID_MINUTE);
+      const other = await limiter.consume(
+        { subject, windows: windows(2, 100), strikeSubject: unique('key') },
+        MID_MINUTE,
+      );
       assert.equal(other.strikes, 1);
     });
 
     it('forgets strikes once the blocking window has ended', async () => {
-      const request: ConsumeRequest = { subject: unique('account'), windows: windows(1, 100), strikeSubject: unique('key') };
+      const request: ConsumeRequest = {
+        subject: unique('account'),
+        windows: windows(1, 100),
+        strikeSubject: unique('key'),
+      };
       await limiter.consume(request, MID_MINUTE);
       const refused = await consumeMany(request, MID_MINUTE, 3);
       assert.deepEqual(
@@ -256,7 +281,11 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
     });
 
     it('keeps strikes while the day window blocks, across minutes', async () => {
-      const request: ConsumeRequest = { subject: unique('account'), windows: windows(100, 1), strikeSubject: unique('key') };
+      const request: ConsumeRequest = {
+        subject: unique('account'),
+        windows: windows(100, 1),
+        strikeSubject: unique('key'),
+      };
       await limiter.consume(request, MID_MINUTE);
       assert.equal((await limiter.consume(request, MID_MINUTE)).strikes, 1);
       assert.equal((await limiter.consume(request, MID_MINUTE + 5 * MINUTE_MS)).strikes, 2, 'the day still blocks');

@@ -21,7 +21,10 @@ describe('MemoryLimiter: memory bound', () => {
     const limiter = new MemoryLimiter({ maxSubjects: 1000 });
     try {
       for (let i = 0; i < 50_000; i += 1) {
-        const result = limiter.consume({ subject: `address:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, windows: MINUTE }, NOW);
+        const result = limiter.consume(
+          { subject: `address:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, windows: MINUTE },
+          NOW,
+        );
         assert.equal(result.allowed, true);
       }
       assert.ok(limiter.size() <= 1000, `size ${limiter.size()} exceeds maxSubjects 1000`);
@@ -52,7 +55,8 @@ describe('MemoryLimiter: memory bound', () => {
   it('evicts in least-recently-used order, and a swept subject frees its place', async () => {
     const limiter = new MemoryLimiter({ maxSubjects: 3 });
     const count = (subject: string): { subject: string; windows: WindowSpec[] } => ({ subject, windows: MINUTE });
-    const used = (subject: string, now = NOW): number => 60 - (limiter.consume({ ...count(subject), peek: true }, now).windows[0]?.remaining ?? 0);
+    const used = (subject: string, now = NOW): number =>
+      60 - (limiter.consume({ ...count(subject), peek: true }, now).windows[0]?.remaining ?? 0);
     try {
       for (const subject of ['address:a', 'address:b', 'address:c']) limiter.consume(count(subject), NOW);
       limiter.consume(count('address:a'), NOW);

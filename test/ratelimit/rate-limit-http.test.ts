@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../../src/auth/api-key.ts';
-import { ManualClock } from '../../src/clock.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
 import { redisBackend } from '../support/redis-backend.ts';
 import { startTestApp, TEST_BACKEND, type TestApp } from '../support/test-app.ts';
@@ -133,7 +133,11 @@ function runCli(databaseUrl: string, args: readonly string[]): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' };
   delete env.NODE_TEST_CONTEXT;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -156,7 +160,10 @@ function keyListing(run: CliRun): KeyListing[] {
     assert.ok(typeof entry === 'object' && entry !== null);
     const record = entry as Record<string, unknown>;
     assert.equal(typeof record.id, 'string');
-    assert.ok(record.bannedUntil === null || typeof record.bannedUntil === 'string', `bannedUntil: ${JSON.stringify(record.bannedUntil)}`);
+    assert.ok(
+      record.bannedUntil === null || typeof record.bannedUntil === 'string',
+      `bannedUntil: ${JSON.stringify(record.bannedUntil)}`,
+    );
     return { id: String(record.id), bannedUntil: record.bannedUntil === null ? null : String(record.bannedUntil) };
   });
 }
@@ -434,7 +441,10 @@ describe('rate limits over HTTP: headers on every response', () => {
     assert.equal(headers.remaining, expectedRemaining);
     assert.equal(headers.reset, NEXT_MINUTE_SECONDS);
     assert.equal(headers.policy, '"minute";q=1000;w=60, "day";q=100000;w=86400');
-    assert.equal(headers.state, `"minute";r=${expectedRemaining};t=30, "day";r=${99_000 + expectedRemaining};t=${NEXT_MIDNIGHT_SECONDS - MID_SECONDS}`);
+    assert.equal(
+      headers.state,
+      `"minute";r=${expectedRemaining};t=30, "day";r=${99_000 + expectedRemaining};t=${NEXT_MIDNIGHT_SECONDS - MID_SECONDS}`,
+    );
   }
 
   const json = { 'content-type': 'application/json' };
@@ -444,11 +454,24 @@ describe('rate limits over HTTP: headers on every response', () => {
   });
 
   it('201 POST /v1/pets', async () => {
-    assertCounted(await call(app, '/v1/pets', { key, method: 'POST', headers: json, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) }), 201);
+    assertCounted(
+      await call(app, '/v1/pets', {
+        key,
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+      }),
+      201,
+    );
   });
 
   it('400 POST /v1/pets with a bad body', async () => {
-    const answer = await call(app, '/v1/pets', { key, method: 'POST', headers: json, body: JSON.stringify({ name: 'Rex', categoryId: 1, id: 5 }) });
+    const answer = await call(app, '/v1/pets', {
+      key,
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'Rex', categoryId: 1, id: 5 }),
+    });
     assertCounted(answer, 400);
     assert.equal(errorOf(answer).status, 400);
   });
@@ -474,13 +497,23 @@ describe('rate limits over HTTP: headers on every response', () => {
   });
 
   it('413 for a body over 16 KiB', async () => {
-    const answer = await call(app, '/v1/pets', { key, method: 'POST', headers: json, body: JSON.stringify({ name: 'x'.repeat(20_000), categoryId: 1 }) });
+    const answer = await call(app, '/v1/pets', {
+      key,
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'x'.repeat(20_000), categoryId: 1 }),
+    });
     assertCounted(answer, 413);
     assert.equal(errorOf(answer).code, 'payload_too_large');
   });
 
   it('415 for a body that is not JSON', async () => {
-    const answer = await call(app, '/v1/pets', { key, method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'Rex' });
+    const answer = await call(app, '/v1/pets', {
+      key,
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'Rex',
+    });
     assertCounted(answer, 415);
     assert.equal(errorOf(answer).code, 'unsupported_media_type');
   });
@@ -539,7 +572,11 @@ describe('rate limits over HTTP: headers on 500', () => {
     const body = errorOf(answer);
     assert.equal(body.code, 'internal_error');
     assert.ok(body.message.length > 0);
-    assert.doesNotMatch(answer.text, /sqlite|no such table|database|SELECT|\bat \S+:\d+|\.ts\b|stack/i, 'no internals in the body');
+    assert.doesNotMatch(
+      answer.text,
+      /sqlite|no such table|database|SELECT|\bat \S+:\d+|\.ts\b|stack/i,
+      'no internals in the body',
+    );
     const headers = rateLimitOf(answer);
     assert.equal(headers.limit, 60);
     assert.equal(headers.remaining, 58);
@@ -703,70 +740,67 @@ describe('rate limits over HTTP: lifting a ban with the default key cache', () =
 describe('rate limits over HTTP: bans with a storage round-trip', () => {
   // PostgreSQL (a supported DATABASE_URL) answers after a network round-trip, not synchronously
   // like SQLite. Simulate it: every ban-store call takes 5 ms. One burst is one offence.
-  it(
-    'records one ban for one burst and escalates only on a later offence',
-    async () => {
-      const clock = new ManualClock(MID);
-      const app = await startTestApp({ clock });
-      try {
-        const bans = app.services.store.bans;
-        const countSince = bans.countSince.bind(bans);
-        const ban = bans.ban.bind(bans);
-        bans.countSince = async (keyId: string, since: number) => {
-          await sleep(5);
-          return countSince(keyId, since);
-        };
-        bans.ban = async (keyId: string, startedAt: number, until: number) => {
-          await sleep(5);
-          await ban(keyId, startedAt, until);
-        };
-        const { key, keyId } = await app.newKey({ plan: 'free' });
-        const answers = await Promise.all(Array.from({ length: 200 }, () => call(app, '/v1/pets', { key })));
-        assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
-        const banned = answers.filter((answer) => answer.status === 429 && errorOf(answer).code === 'key_banned');
-        assert.deepEqual([...new Set(banned.map(retryAfterOf))], [900], 'a first ban lasts 900 s');
-        assert.equal(await countSince(keyId, 0), 1, 'one offence, one ban');
-        clock.set(MID + 900_000);
-        const { banned: second } = await driveToBan(app, key);
-        assert.equal(retryAfterOf(second), 1800, 'the second ban doubles once');
-      } finally {
-        await app.close();
-      }
-    },
-  );
+  it('records one ban for one burst and escalates only on a later offence', async () => {
+    const clock = new ManualClock(MID);
+    const app = await startTestApp({ clock });
+    try {
+      const bans = app.services.store.bans;
+      const countSince = bans.countSince.bind(bans);
+      const ban = bans.ban.bind(bans);
+      bans.countSince = async (keyId: string, since: number) => {
+        await sleep(5);
+        return countSince(keyId, since);
+      };
+      bans.ban = async (keyId: string, startedAt: number, until: number) => {
+        await sleep(5);
+        await ban(keyId, startedAt, until);
+      };
+      const { key, keyId } = await app.newKey({ plan: 'free' });
+      const answers = await Promise.all(Array.from({ length: 200 }, () => call(app, '/v1/pets', { key })));
+      assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
+      const banned = answers.filter((answer) => answer.status === 429 && errorOf(answer).code === 'key_banned');
+      assert.deepEqual([...new Set(banned.map(retryAfterOf))], [900], 'a first ban lasts 900 s');
+      assert.equal(await countSince(keyId, 0), 1, 'one offence, one ban');
+      clock.set(MID + 900_000);
+      const { banned: second } = await driveToBan(app, key);
+      assert.equal(retryAfterOf(second), 1800, 'the second ban doubles once');
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('rate limits over HTTP: bans with Redis counters (shared by instances)', () => {
   // No simulated latency here: the real RedisLimiter over a real Redis, SQLite for bans.
-  it(
-    'records one ban of 900 s for one burst of 200 concurrent requests',
-    async (t) => {
-      const redis = await redisBackend();
-      if (redis.skip !== undefined) {
-        t.skip(redis.skip);
-        return;
-      }
-      const clock = new ManualClock(MID);
-      const app = await startTestApp({ clock, env: { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() } });
-      try {
-        const { key, keyId } = await app.newKey({ plan: 'free' });
-        const answers = await Promise.all(Array.from({ length: 200 }, () => call(app, '/v1/pets', { key })));
-        assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
-        const banned = answers.filter((answer) => answer.status === 429 && errorOf(answer).code === 'key_banned');
-        assert.deepEqual([...new Set(banned.map(retryAfterOf))], [900], 'a first ban lasts 900 s');
-        assert.equal(await app.services.store.bans.countSince(keyId, 0), 1, 'one offence, one ban');
-      } finally {
-        await app.close();
-        await redis.cleanup();
-      }
-    },
-  );
+  it('records one ban of 900 s for one burst of 200 concurrent requests', async (t) => {
+    const redis = await redisBackend();
+    if (redis.skip !== undefined) {
+      t.skip(redis.skip);
+      return;
+    }
+    const clock = new ManualClock(MID);
+    const app = await startTestApp({ clock, env: { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() } });
+    try {
+      const { key, keyId } = await app.newKey({ plan: 'free' });
+      const answers = await Promise.all(Array.from({ length: 200 }, () => call(app, '/v1/pets', { key })));
+      assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
+      const banned = answers.filter((answer) => answer.status === 429 && errorOf(answer).code === 'key_banned');
+      assert.deepEqual([...new Set(banned.map(retryAfterOf))], [900], 'a first ban lasts 900 s');
+      assert.equal(await app.services.store.bans.countSince(keyId, 0), 1, 'one offence, one ban');
+    } finally {
+      await app.close();
+      await redis.cleanup();
+    }
+  });
 });
 
 describe('rate limits over HTTP: ban lengths are configurable and capped', () => {
   it('caps the doubling at BAN_MAX_SECONDS, with BAN_THRESHOLD and BAN_BASE_SECONDS honoured', async () => {
     const clock = new ManualClock(MID);
-    const app = await startTestApp({ clock, env: { KEY_CACHE_TTL_MS: '0', BAN_THRESHOLD: '2', BAN_BASE_SECONDS: '60', BAN_MAX_SECONDS: '150' } });
+    const app = await startTestApp({
+      clock,
+      env: { KEY_CACHE_TTL_MS: '0', BAN_THRESHOLD: '2', BAN_BASE_SECONDS: '60', BAN_MAX_SECONDS: '150' },
+    });
     try {
       const { key } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 1000 });
       for (const expected of [60, 120, 150, 150]) {
@@ -821,7 +855,10 @@ describe('rate limits over HTTP: bans through the operator CLI', () => {
     assert.equal(accepted.status, 200, accepted.text);
 
     const relisted = keyListing(await runCli(databaseUrl, ['key', 'list', '--account', account, '--json']));
-    assert.ok(relisted.every((entry) => entry.bannedUntil === null), JSON.stringify(relisted));
+    assert.ok(
+      relisted.every((entry) => entry.bannedUntil === null),
+      JSON.stringify(relisted),
+    );
 
     const [again, unknown, ...badRuns] = await Promise.all(
       [
@@ -851,7 +888,13 @@ describe('rate limits over HTTP: bans through the operator CLI', () => {
 });
 
 describe('rate limits over HTTP: requests without a valid key are limited per client address', () => {
-  const badKeys: readonly (string | undefined)[] = [undefined, 'garbage', generateApiKey(), '', `${generateApiKey().slice(0, -1)}x`];
+  const badKeys: readonly (string | undefined)[] = [
+    undefined,
+    'garbage',
+    generateApiKey(),
+    '',
+    `${generateApiKey().slice(0, -1)}x`,
+  ];
 
   function withBadKey(badKey: string | undefined, headers: Record<string, string> = {}): CallOptions {
     if (badKey === undefined) return { headers };
@@ -901,7 +944,10 @@ describe('rate limits over HTTP: requests without a valid key are limited per cl
   });
 
   it('counts X-Forwarded-For addresses apart behind a trusted proxy', async () => {
-    const app = await startTestApp({ clock: new ManualClock(MID), env: { ANON_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' } });
+    const app = await startTestApp({
+      clock: new ManualClock(MID),
+      env: { ANON_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' },
+    });
     try {
       const from = (address: string): CallOptions => withBadKey(undefined, { 'x-forwarded-for': address });
       const first = await callMany(app, '/v1/pets', from('203.0.113.1'), 5);
@@ -922,12 +968,16 @@ describe('rate limits over HTTP: requests without a valid key are limited per cl
     const app = await startTestApp({ clock: new ManualClock(MID), env: { ANON_LIMIT_PER_MINUTE: '5' } });
     try {
       const answers: Answer[] = [];
-      for (let i = 1; i <= 5; i += 1) answers.push(await call(app, '/v1/pets', withBadKey(undefined, { 'x-forwarded-for': `198.51.100.${i}` })));
+      for (let i = 1; i <= 5; i += 1)
+        answers.push(await call(app, '/v1/pets', withBadKey(undefined, { 'x-forwarded-for': `198.51.100.${i}` })));
       assert.deepEqual(
         answers.map((answer) => rateLimitOf(answer).remaining),
         [4, 3, 2, 1, 0],
       );
-      assertRefused(await call(app, '/v1/pets', withBadKey(undefined, { 'x-forwarded-for': '198.51.100.99' })), 'rate_limited');
+      assertRefused(
+        await call(app, '/v1/pets', withBadKey(undefined, { 'x-forwarded-for': '198.51.100.99' })),
+        'rate_limited',
+      );
       assertRefused(await call(app, '/v1/pets'), 'rate_limited');
     } finally {
       await app.close();
@@ -953,18 +1003,25 @@ describe('rate limits over HTTP: memory stays bounded under a flood of bad keys'
     assert.ok(verifier.size() > 0);
   });
 
-  it('creates no per-key limiter state for 2,000 requests with distinct bad keys from one address', { skip: TEST_BACKEND === 'sqlite' ? false : 'about the in-memory limiter' }, async () => {
-    const limiter = app.services.limiter;
-    assert.ok(limiter instanceof MemoryLimiter, 'the default limiter is the in-memory one');
-    const before = limiter.size();
-    const keys = Array.from({ length: 2000 }, (_, i) => (i % 2 === 0 ? generateApiKey() : `pst_${i.toString(36).padStart(36, 'z')}`));
-    for (let start = 0; start < keys.length; start += 100) {
-      const batch = keys.slice(start, start + 100);
-      const answers = await Promise.all(batch.map((badKey) => call(app, '/v1/pets', { key: badKey })));
-      for (const answer of answers) assert.ok(answer.status === 401 || answer.status === 429, `${answer.status} ${answer.text}`);
-    }
-    assert.equal(before, 0);
-    assert.equal(limiter.size(), 1, 'only the address 127.0.0.1 is held');
-    assert.ok(app.services.keyVerifier.size() <= 10_000);
-  });
+  it(
+    'creates no per-key limiter state for 2,000 requests with distinct bad keys from one address',
+    { skip: TEST_BACKEND === 'sqlite' ? false : 'about the in-memory limiter' },
+    async () => {
+      const limiter = app.services.limiter;
+      assert.ok(limiter instanceof MemoryLimiter, 'the default limiter is the in-memory one');
+      const before = limiter.size();
+      const keys = Array.from({ length: 2000 }, (_, i) =>
+        i % 2 === 0 ? generateApiKey() : `pst_${i.toString(36).padStart(36, 'z')}`,
+      );
+      for (let start = 0; start < keys.length; start += 100) {
+        const batch = keys.slice(start, start + 100);
+        const answers = await Promise.all(batch.map((badKey) => call(app, '/v1/pets', { key: badKey })));
+        for (const answer of answers)
+          assert.ok(answer.status === 401 || answer.status === 429, `${answer.status} ${answer.text}`);
+      }
+      assert.equal(before, 0);
+      assert.equal(limiter.size(), 1, 'only the address 127.0.0.1 is held');
+      assert.ok(app.services.keyVerifier.size() <= 10_000);
+    },
+  );
 });

@@ -9,7 +9,7 @@ import type { ConsumeRequest, ConsumeResult, WindowSpec } from '../../src/rateli
 import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
 import { RedisLimiter, type FallbackNotice, type RedisLimiterOptions } from '../../src/ratelimit/redis-limiter.ts';
 import { ownRedisServer, redisBackend, redisServerUnavailable, type OwnRedisServer } from '../support/redis-backend.ts';
-import { ManualClock } from '../../src/clock.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { buildServices } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/build-app.ts';
@@ -19,7 +19,8 @@ import { limiterContract } from './limiter-contract.ts';
 const backend = await redisBackend();
 // The kill/freeze/restart suites run a redis-server of their own; CI must have one.
 const noRedisServer = redisServerUnavailable();
-if (noRedisServer !== undefined && process.env.CI === 'true') throw new Error(`${noRedisServer}; CI=true, so the Redis fault suites fail instead of being skipped`);
+if (noRedisServer !== undefined && process.env.CI === 'true')
+  throw new Error(`${noRedisServer}; CI=true, so the Redis fault suites fail instead of being skipped`);
 
 const MINUTE_MS = 60_000;
 /** 12:00:30.000 UTC: mid-minute, mid-day; months before the real clock of Redis. */
@@ -37,7 +38,10 @@ interface Fallbacks {
 
 /** A RedisLimiter whose fallbacks and recoveries are recorded; closed by closeAll(). */
 const opened: RedisLimiter[] = [];
-function redisLimiter(options: Partial<RedisLimiterOptions> & { url: string }): { limiter: RedisLimiter; fallbacks: Fallbacks } {
+function redisLimiter(options: Partial<RedisLimiterOptions> & { url: string }): {
+  limiter: RedisLimiter;
+  fallbacks: Fallbacks;
+} {
   const fallbacks: Fallbacks = { errors: [], notices: [], recovered: 0 };
   const limiter = new RedisLimiter({
     fallback: new MemoryLimiter(),
@@ -84,9 +88,16 @@ async function eventually(what: string, timeoutMs: number, probe: () => Promise<
 }
 
 /** The real service on SQLite in a temporary directory, with `env` on top, listening on an ephemeral port. */
-async function startService(env: Record<string, string>): Promise<{ url: string; newKey(): Promise<string>; close(): Promise<void> }> {
+async function startService(
+  env: Record<string, string>,
+): Promise<{ url: string; newKey(): Promise<string>; close(): Promise<void> }> {
   const directory = mkdtempSync(join(tmpdir(), 'petstore-redis-'));
-  const config = loadConfig({ DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}`, LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: 'false', ...env });
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}`,
+    LOG_LEVEL: 'silent',
+    DEMO_BOOTSTRAP: 'false',
+    ...env,
+  });
   const services = await buildServices(config, { clock: new ManualClock(MID_MINUTE) });
   await services.store.migrate();
   const app = await buildApp(services);
@@ -94,7 +105,9 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
   return {
     url,
     async newKey() {
-      const account = unique('acct').replace(/[^a-z0-9-]/gi, '-').slice(0, 40);
+      const account = unique('acct')
+        .replace(/[^a-z0-9-]/gi, '-')
+        .slice(0, 40);
       await services.accounts.createAccount(account, { plan: 'free' });
       return (await services.accounts.createKey(account)).key;
     },
@@ -122,8 +135,16 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       const keyPrefix = backend.keyPrefix();
       const instances = [1, 2, 3].map(() => redisLimiter({ url: backend.url, keyPrefix }));
       await Promise.all(instances.map(({ limiter }) => limiter.ping()));
-      const request: ConsumeRequest = { subject: unique('account'), windows: BOTH(60, 1000), strikeSubject: unique('key') };
-      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => (instances[i % 3] as { limiter: RedisLimiter }).limiter.consume(request, MID_MINUTE)));
+      const request: ConsumeRequest = {
+        subject: unique('account'),
+        windows: BOTH(60, 1000),
+        strikeSubject: unique('key'),
+      };
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          (instances[i % 3] as { limiter: RedisLimiter }).limiter.consume(request, MID_MINUTE),
+        ),
+      );
       const allowed = results.filter((result) => result.allowed);
       assert.equal(allowed.length, 60);
       assert.deepEqual(
@@ -141,7 +162,10 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       );
       for (const { fallbacks } of instances) assert.equal(fallbacks.errors.length, 0, 'no instance fell back');
       const inspect = backend.client();
-      assert.equal(await inspect.get(`${keyPrefix}rl:${request.subject}:minute:${MID_MINUTE - (MID_MINUTE % MINUTE_MS)}`), '60');
+      assert.equal(
+        await inspect.get(`${keyPrefix}rl:${request.subject}:minute:${MID_MINUTE - (MID_MINUTE % MINUTE_MS)}`),
+        '60',
+      );
     });
 
     it('answers exactly like MemoryLimiter over a long random sequence (strikes, peeks, clearStrikes, window ends)', async () => {
@@ -171,7 +195,11 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
           };
           const expected = memory.consume(request, now);
           const actual = await redis.consume(request, now);
-          assert.deepEqual(actual, expected, `step ${step} at ${new Date(now).toISOString()}: ${JSON.stringify(request)}`);
+          assert.deepEqual(
+            actual,
+            expected,
+            `step ${step} at ${new Date(now).toISOString()}: ${JSON.stringify(request)}`,
+          );
         }
       } finally {
         await memory.close();
@@ -241,7 +269,11 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
         const refused = await limiter.consume(request, now);
         assert.equal(refused.allowed, false);
         assert.equal(refused.strikes, 1);
-        assert.equal(minuteOf(await limiter.consume({ subject, windows: BOTH(1, 10), peek: true }, now)), 0, 'the count is still there');
+        assert.equal(
+          minuteOf(await limiter.consume({ subject, windows: BOTH(1, 10), peek: true }, now)),
+          0,
+          'the count is still there',
+        );
         const minuteEnd = now - (now % MINUTE_MS) + MINUTE_MS;
         const dayEnd = now - (now % 86_400_000) + 86_400_000;
         const minuteTtl = await inspect.pttl(`${keyPrefix}rl:${subject}:minute:${minuteEnd - MINUTE_MS}`);
@@ -250,7 +282,10 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
         const slack = 10_000;
         assert.ok(minuteTtl > 0 && minuteTtl <= minuteEnd - now + slack, `minute key TTL ${minuteTtl}`);
         assert.ok(dayTtl > minuteEnd - now + slack && dayTtl <= dayEnd - now + slack, `day key TTL ${dayTtl}`);
-        assert.ok(strikeTtl > 0 && strikeTtl <= minuteEnd - now + slack, `strike TTL ${strikeTtl}: until the blocking minute ends`);
+        assert.ok(
+          strikeTtl > 0 && strikeTtl <= minuteEnd - now + slack,
+          `strike TTL ${strikeTtl}: until the blocking minute ends`,
+        );
       }
     });
   });
@@ -361,7 +396,12 @@ describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
     });
     t.diagnostic(`back on Redis ${(performance.now() - restartedAt).toFixed(0)} ms after the restart`);
     assert.equal(first.fallbacks.recovered, 1, 'the return to Redis was reported once');
-    await eventually('the other instance reconnected', 5_000, () => second.limiter.ping().then(() => true, () => false));
+    await eventually('the other instance reconnected', 5_000, () =>
+      second.limiter.ping().then(
+        () => true,
+        () => false,
+      ),
+    );
     const shared = await second.limiter.consume({ ...request, subject: `${request.subject}:after` }, MID_MINUTE);
     assert.equal(second.fallbacks.errors.length, 0);
     assert.equal(minuteOf(shared), 98, 'counts are shared through the restarted Redis again (script reloaded)');

@@ -15,7 +15,8 @@ const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
 const postgres: Backend = await postgresBackend();
 const redisMissing = redisServerUnavailable();
-if (redisMissing && process.env.CI === 'true') throw new Error(`${redisMissing}; CI=true, so the multi-instance suite fails instead of being skipped`);
+if (redisMissing && process.env.CI === 'true')
+  throw new Error(`${redisMissing}; CI=true, so the multi-instance suite fails instead of being skipped`);
 
 async function cli(databaseUrl: string, ...args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
@@ -28,7 +29,8 @@ async function cli(databaseUrl: string, ...args: string[]): Promise<string> {
 /** Waits, if needed, so the next few seconds stay inside one UTC minute (the limiter's window). */
 async function awayFromMinuteEdge(seconds: number): Promise<void> {
   const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 60_000 - seconds * 1000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
+  if (intoMinute > 60_000 - seconds * 1000)
+    await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
 }
 
 describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? redisMissing }, () => {
@@ -42,7 +44,9 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
     databaseUrl = postgres.databaseUrl;
     // Started together: migrations must be applied exactly once, whoever wins.
     instances = await Promise.all(
-      [1, 2, 3].map(() => startServerProcess({ DATABASE_URL: databaseUrl, REDIS_URL: redis.url, LOG_LEVEL: 'warn', PG_POOL_SIZE: '4' })),
+      [1, 2, 3].map(() =>
+        startServerProcess({ DATABASE_URL: databaseUrl, REDIS_URL: redis.url, LOG_LEVEL: 'warn', PG_POOL_SIZE: '4' }),
+      ),
     );
   });
 
@@ -64,7 +68,9 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
     await awayFromMinuteEdge(10);
     const responses = await Promise.all(
       Array.from({ length: 200 }, (_, index) =>
-        fetch(`${(instances[index % 3] as ServerProcess).url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }),
+        fetch(`${(instances[index % 3] as ServerProcess).url}/v1/pets?limit=1`, {
+          headers: { authorization: `Bearer ${key}` },
+        }),
       ),
     );
     const statuses = responses.map((response) => response.status);
@@ -76,7 +82,11 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
   test('a pet created through one instance is read through the others', async () => {
     const { key } = await newKey('business');
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const created = await fetch(`${instances[0]?.url}/v1/pets`, { method: 'POST', headers, body: '{"name":"Shared","categoryId":9007199254740993}' });
+    const created = await fetch(`${instances[0]?.url}/v1/pets`, {
+      method: 'POST',
+      headers,
+      body: '{"name":"Shared","categoryId":9007199254740993}',
+    });
     assert.equal(created.status, 201);
     const pet = (await created.text()).match(/"id":(\d+)/)?.[1];
     for (const instance of instances.slice(1)) {
@@ -89,8 +99,11 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
   test('a key revoked with the CLI is refused by all three within one second', async () => {
     const { key, account } = await newKey('business');
     const headers = { authorization: `Bearer ${key}` };
-    for (const instance of instances) assert.equal((await fetch(`${instance.url}/v1/pets?limit=1`, { headers })).status, 200);
-    const keys = JSON.parse(await cli(databaseUrl, 'key', 'list', '--account', account, '--json')) as Array<{ id: string }>;
+    for (const instance of instances)
+      assert.equal((await fetch(`${instance.url}/v1/pets?limit=1`, { headers })).status, 200);
+    const keys = JSON.parse(await cli(databaseUrl, 'key', 'list', '--account', account, '--json')) as Array<{
+      id: string;
+    }>;
     await cli(databaseUrl, 'key', 'revoke', '--id', (keys[0] as { id: string }).id);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const instance of instances) {
@@ -104,7 +117,9 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
     const headers = { authorization: `Bearer ${key}` };
     const statuses: number[] = [];
     const burst = async (): Promise<void> => {
-      const responses = await Promise.all(instances.map((instance) => fetch(`${instance.url}/v1/pets?limit=1`, { headers })));
+      const responses = await Promise.all(
+        instances.map((instance) => fetch(`${instance.url}/v1/pets?limit=1`, { headers })),
+      );
       for (const response of responses) {
         statuses.push(response.status);
         await response.arrayBuffer();
@@ -120,5 +135,4 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
     const ready = await fetch(`${instances[0]?.url}/readyz`);
     assert.equal(ready.status, 200);
   });
-
 });

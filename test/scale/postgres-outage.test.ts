@@ -17,7 +17,9 @@ describe('PostgreSQL unreachable', { skip: postgres.skip }, () => {
     proxy = await startTcpProxy(5432);
     const direct = await postgres.freshDatabaseUrl();
     const throughProxy = direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
-    app = await startTestApp({ env: { DATABASE_URL: throughProxy, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), KEY_CACHE_TTL_MS: '0' } });
+    app = await startTestApp({
+      env: { DATABASE_URL: throughProxy, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), KEY_CACHE_TTL_MS: '0' },
+    });
     const { key } = await app.newKey({ plan: 'business' });
     headers = { authorization: `Bearer ${key}` };
   });

@@ -26,7 +26,14 @@ describe('PostgreSQL store without a reachable server', () => {
     try {
       await rejectsUnavailableWithin(store.pets.get(1), TIMEOUT_MS + SLACK_MS);
       await rejectsUnavailableWithin(store.ping(), TIMEOUT_MS + SLACK_MS);
-      await rejectsUnavailableWithin(store.pets.create({ name: 'x', categoryId: 1n, status: null }, Date.now(), { accountId: 1, key: 'k', respond: () => ({ statusCode: 201, body: '{}' }) }), TIMEOUT_MS + SLACK_MS);
+      await rejectsUnavailableWithin(
+        store.pets.create({ name: 'x', categoryId: 1n, status: null }, Date.now(), {
+          accountId: 1,
+          key: 'k',
+          respond: () => ({ statusCode: 201, body: '{}' }),
+        }),
+        TIMEOUT_MS + SLACK_MS,
+      );
       await rejectsUnavailableWithin(store.migrate(), TIMEOUT_MS + SLACK_MS);
       const error = await store.accounts.count().catch((caught: unknown) => caught);
       assert.ok(error instanceof StorageUnavailableError);
@@ -64,7 +71,9 @@ describe('PostgreSQL store without a reachable server', () => {
         await rejectsUnavailableWithin(store.accounts.list(), TIMEOUT_MS + SLACK_MS);
         await rejectsUnavailableWithin(store.ping(), TIMEOUT_MS + SLACK_MS);
         // More callers than connections: the queued ones time out too.
-        await Promise.all(Array.from({ length: 5 }, () => rejectsUnavailableWithin(store.pets.get(1), 2 * TIMEOUT_MS + SLACK_MS)));
+        await Promise.all(
+          Array.from({ length: 5 }, () => rejectsUnavailableWithin(store.pets.get(1), 2 * TIMEOUT_MS + SLACK_MS)),
+        );
       } finally {
         await store.close();
       }
@@ -82,9 +91,11 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
   let publicAfter: string[];
   const schemaOf = (url: string): string => decodeURIComponent(url).replace(/^.*search_path=/, '');
   const publicTables = async (): Promise<string[]> =>
-    (await admin.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")).rows.map(
-      (row) => row.table_name,
-    );
+    (
+      await admin.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+      )
+    ).rows.map((row) => row.table_name);
 
   before(async () => {
     admin = new Client({ connectionString: postgres.databaseUrl });
@@ -116,7 +127,12 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
 
   it('creates its tables in the schema named by the URL options, with bigint columns and checks', async () => {
     const schema = schemaOf(postgres.databaseUrl);
-    const { rows } = await admin.query<{ table_name: string; column_name: string; data_type: string; is_identity: string }>(
+    const { rows } = await admin.query<{
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      is_identity: string;
+    }>(
       `SELECT table_name, column_name, data_type, is_identity FROM information_schema.columns
         WHERE table_schema = $1 AND column_name IN ('id', 'category_id', 'created_at') ORDER BY table_name, column_name`,
       [schema],
@@ -127,9 +143,18 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
     assert.equal(columns.get('accounts.id')?.is_identity, 'YES');
     assert.equal(columns.get('pets.category_id')?.data_type, 'bigint');
     assert.equal(columns.get('pets.created_at')?.data_type, 'bigint');
-    await assert.rejects(admin.query(`INSERT INTO ${schema}.pets (name, category_id, status, created_at) VALUES ('x', 1, 'lost', 0)`), /check constraint/);
-    await assert.rejects(admin.query(`INSERT INTO ${schema}.accounts (name, plan, created_at) VALUES ('x', 'gold', 0)`), /check constraint/);
-    await assert.rejects(admin.query(`INSERT INTO ${schema}.pets (id, name, category_id, created_at) VALUES (1, 'x', 1, 0)`), /non-DEFAULT value/);
+    await assert.rejects(
+      admin.query(`INSERT INTO ${schema}.pets (name, category_id, status, created_at) VALUES ('x', 1, 'lost', 0)`),
+      /check constraint/,
+    );
+    await assert.rejects(
+      admin.query(`INSERT INTO ${schema}.accounts (name, plan, created_at) VALUES ('x', 'gold', 0)`),
+      /check constraint/,
+    );
+    await assert.rejects(
+      admin.query(`INSERT INTO ${schema}.pets (id, name, category_id, created_at) VALUES (1, 'x', 1, 0)`),
+      /non-DEFAULT value/,
+    );
     assert.deepEqual(publicAfter, publicBefore, 'nothing lands in public');
   });
 
@@ -139,7 +164,9 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
     await admin.query(`LOCK TABLE ${schema}.pets IN ACCESS EXCLUSIVE MODE`);
     try {
       const started = performance.now();
-      const error = await store.pets.list({ afterId: 0, limit: 1, status: undefined }).catch((caught: unknown) => caught);
+      const error = await store.pets
+        .list({ afterId: 0, limit: 1, status: undefined })
+        .catch((caught: unknown) => caught);
       assert.ok(error instanceof StorageUnavailableError, `expected StorageUnavailableError, got ${String(error)}`);
       assert.ok(performance.now() - started < TIMEOUT_MS + SLACK_MS);
       assert.match(error.message, /did not answer in time/);
@@ -153,16 +180,26 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
     const application = `petstore_test_kill_${process.pid}`;
     const idleErrors: Error[] = [];
     const url = `${postgres.databaseUrl}&application_name=${application}`;
-    const victim = openPostgresStore(url, { poolSize: 3, timeoutMs: 2000, onIdleError: (error) => idleErrors.push(error) });
+    const victim = openPostgresStore(url, {
+      poolSize: 3,
+      timeoutMs: 2000,
+      onIdleError: (error) => idleErrors.push(error),
+    });
     try {
       await Promise.all([victim.ping(), victim.ping(), victim.ping()]);
-      const killed = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [application]);
+      const killed = await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        [application],
+      );
       assert.ok((killed.rowCount ?? 0) >= 1);
       // Give the idle connections time to notice.
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.ok(idleErrors.length >= 1, 'idle connection errors are reported, not thrown');
       await victim.ping();
-      const pet = await victim.pets.create({ name: 'after the storm', categoryId: 2n ** 60n, status: 'sold' }, Date.now());
+      const pet = await victim.pets.create(
+        { name: 'after the storm', categoryId: 2n ** 60n, status: 'sold' },
+        Date.now(),
+      );
       assert.deepEqual(await victim.pets.get(pet.id), pet);
     } finally {
       await victim.close();

@@ -126,7 +126,9 @@ for (const backend of await backends()) {
         const statuses: Array<PetStatus | null> = ['available', 'pending', 'sold', null];
         const created: PetRecord[] = [];
         for (let i = 0; i < 10; i += 1) {
-          created.push(await fresh.pets.create({ name: `p${i}`, categoryId: BigInt(i), status: statuses[i % 4] ?? null }, NOW));
+          created.push(
+            await fresh.pets.create({ name: `p${i}`, categoryId: BigInt(i), status: statuses[i % 4] ?? null }, NOW),
+          );
         }
         const pages: PetRecord[][] = [];
         let afterId = 0;
@@ -147,7 +149,10 @@ for (const backend of await backends()) {
         assert.deepEqual(first, available.slice(0, 2));
         const second = await fresh.pets.list({ afterId: (first[1] as PetRecord).id, limit: 2, status: 'available' });
         assert.deepEqual(second, available.slice(2));
-        assert.deepEqual(await fresh.pets.list({ afterId: (created[9] as PetRecord).id, limit: 5, status: undefined }), []);
+        assert.deepEqual(
+          await fresh.pets.list({ afterId: (created[9] as PetRecord).id, limit: 5, status: undefined }),
+          [],
+        );
       });
 
       it('a pet without status matches no status filter', async () => {
@@ -179,7 +184,9 @@ for (const backend of await backends()) {
         const before = await store.pets.list({ afterId: 0, limit: 100_000, status: undefined });
         const previousMax = before.reduce((max, pet) => Math.max(max, pet.id), 0);
         const created = await Promise.all(
-          Array.from({ length: 100 }, (_unused, i) => store.pets.create({ name: `burst ${i}`, categoryId: BigInt(i), status: 'available' }, NOW)),
+          Array.from({ length: 100 }, (_unused, i) =>
+            store.pets.create({ name: `burst ${i}`, categoryId: BigInt(i), status: 'available' }, NOW),
+          ),
         );
         const ids = created.map((pet) => pet.id);
         assert.equal(new Set(ids).size, 100, 'ids are distinct');
@@ -202,10 +209,27 @@ for (const backend of await backends()) {
         await fresh.migrate();
         assert.equal(await fresh.accounts.count(), 0);
         const alpha = await fresh.accounts.create({ name: 'alpha', plan: 'free', perMinute: null, perDay: null }, NOW);
-        const beta = await fresh.accounts.create({ name: 'beta', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000_000 }, NOW + 1);
+        const beta = await fresh.accounts.create(
+          { name: 'beta', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000_000 },
+          NOW + 1,
+        );
         assert.ok(Number.isSafeInteger(alpha.id) && alpha.id > 0);
-        assert.deepEqual(alpha, { id: alpha.id, name: 'alpha', plan: 'free', perMinute: null, perDay: null, createdAt: NOW });
-        assert.deepEqual(beta, { id: beta.id, name: 'beta', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000_000, createdAt: NOW + 1 });
+        assert.deepEqual(alpha, {
+          id: alpha.id,
+          name: 'alpha',
+          plan: 'free',
+          perMinute: null,
+          perDay: null,
+          createdAt: NOW,
+        });
+        assert.deepEqual(beta, {
+          id: beta.id,
+          name: 'beta',
+          plan: 'enterprise',
+          perMinute: 6000,
+          perDay: 5_000_000_000,
+          createdAt: NOW + 1,
+        });
         assert.deepEqual(await fresh.accounts.findByName('beta'), beta);
         assert.equal(await fresh.accounts.findByName('gamma'), undefined);
         assert.deepEqual(await fresh.accounts.list(), [alpha, beta]);
@@ -214,14 +238,22 @@ for (const backend of await backends()) {
         const upgraded = await fresh.accounts.setPlan('alpha', 'enterprise', 100, 1000);
         assert.deepEqual(upgraded, { ...alpha, plan: 'enterprise', perMinute: 100, perDay: 1000 });
         assert.deepEqual(await fresh.accounts.findByName('alpha'), upgraded);
-        assert.deepEqual(await fresh.accounts.setPlan('beta', 'pro', null, null), { ...beta, plan: 'pro', perMinute: null, perDay: null });
+        assert.deepEqual(await fresh.accounts.setPlan('beta', 'pro', null, null), {
+          ...beta,
+          plan: 'pro',
+          perMinute: null,
+          perDay: null,
+        });
         assert.equal(await fresh.accounts.setPlan('gamma', 'pro', null, null), undefined);
       });
 
       it('rejects a taken name with ConflictError and keeps the first account', async () => {
         const taken = name('taken');
         const first = await store.accounts.create({ name: taken, plan: 'pro', perMinute: null, perDay: null }, NOW);
-        await assert.rejects(store.accounts.create({ name: taken, plan: 'free', perMinute: null, perDay: null }, NOW), ConflictError);
+        await assert.rejects(
+          store.accounts.create({ name: taken, plan: 'free', perMinute: null, perDay: null }, NOW),
+          ConflictError,
+        );
         assert.deepEqual(await store.accounts.findByName(taken), first);
         // The store stays usable after the conflict.
         assert.ok((await store.accounts.count()) >= 1);
@@ -231,9 +263,15 @@ for (const backend of await backends()) {
     describe('keys', () => {
       it('creates keys and finds them by hash and by id, and lists them per account', async () => {
         const accountName = name('keys');
-        const account = await store.accounts.create({ name: accountName, plan: 'business', perMinute: null, perDay: null }, NOW);
+        const account = await store.accounts.create(
+          { name: accountName, plan: 'business', perMinute: null, perDay: null },
+          NOW,
+        );
         const hash = name('hash-a');
-        const first = await store.keys.create({ id: name('kid-b'), accountId: account.id, hash, expiresAt: NOW + 60_000 }, NOW);
+        const first = await store.keys.create(
+          { id: name('kid-b'), accountId: account.id, hash, expiresAt: NOW + 60_000 },
+          NOW,
+        );
         assert.deepEqual(first, {
           id: first.id,
           accountId: account.id,
@@ -243,7 +281,10 @@ for (const backend of await backends()) {
           lastUsedAt: null,
           bannedUntil: null,
         });
-        const second = await store.keys.create({ id: name('kid-a'), accountId: account.id, hash: name('hash-b'), expiresAt: null }, NOW + 5);
+        const second = await store.keys.create(
+          { id: name('kid-a'), accountId: account.id, hash: name('hash-b'), expiresAt: null },
+          NOW + 5,
+        );
         assert.deepEqual(await store.keys.findPrincipalByHash(hash), {
           keyId: first.id,
           accountId: account.id,
@@ -335,16 +376,33 @@ for (const backend of await backends()) {
         const accountId = await newAccountId();
         const scope = { accountId, key: name('idem') };
         assert.deepEqual(await store.idempotency.reserve(scope, 'fp-1', NOW, 60_000), { state: 'reserved' });
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-2', NOW + 1, 60_000), { state: 'in_flight', fingerprint: 'fp-1' });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-2', NOW + 1, 60_000), {
+          state: 'in_flight',
+          fingerprint: 'fp-1',
+        });
         // The same key in another account is independent.
         const otherAccount = await newAccountId();
-        assert.deepEqual(await store.idempotency.reserve({ accountId: otherAccount, key: scope.key }, 'fp-9', NOW, 60_000), { state: 'reserved' });
+        assert.deepEqual(
+          await store.idempotency.reserve({ accountId: otherAccount, key: scope.key }, 'fp-9', NOW, 60_000),
+          { state: 'reserved' },
+        );
 
-        const pet = await store.pets.create({ name: 'Idem', categoryId: INT64_MAX, status: null }, NOW, { ...scope, respond });
+        const pet = await store.pets.create({ name: 'Idem', categoryId: INT64_MAX, status: null }, NOW, {
+          ...scope,
+          respond,
+        });
         const expected = respond(pet);
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), { state: 'completed', fingerprint: 'fp-1', response: expected });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), {
+          state: 'completed',
+          fingerprint: 'fp-1',
+          response: expected,
+        });
         // Completed records are never taken over, however old, and release leaves them alone.
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-1', NOW + 10_000_000, 60_000), { state: 'completed', fingerprint: 'fp-1', response: expected });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-1', NOW + 10_000_000, 60_000), {
+          state: 'completed',
+          fingerprint: 'fp-1',
+          response: expected,
+        });
         await store.idempotency.release(scope);
         assert.equal((await store.idempotency.reserve(scope, 'fp-1', NOW + 3, 60_000)).state, 'completed');
         assert.deepEqual(await store.pets.get(pet.id), pet);
@@ -355,22 +413,33 @@ for (const backend of await backends()) {
         assert.equal((await store.idempotency.reserve(scope, 'fp-1', NOW, 60_000)).state, 'reserved');
         await store.idempotency.release(scope);
         assert.deepEqual(await store.idempotency.reserve(scope, 'fp-2', NOW + 1, 60_000), { state: 'reserved' });
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), { state: 'in_flight', fingerprint: 'fp-2' });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), {
+          state: 'in_flight',
+          fingerprint: 'fp-2',
+        });
         await store.idempotency.release({ accountId: scope.accountId, key: 'never-reserved' });
       });
 
       it('takes over a claim older than staleAfterMs, and only then', async () => {
         const scope = { accountId: await newAccountId(), key: name('idem') };
         assert.equal((await store.idempotency.reserve(scope, 'fp-old', NOW, 60_000)).state, 'reserved');
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-new', NOW + 59_999, 60_000), { state: 'in_flight', fingerprint: 'fp-old' });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-new', NOW + 59_999, 60_000), {
+          state: 'in_flight',
+          fingerprint: 'fp-old',
+        });
         assert.deepEqual(await store.idempotency.reserve(scope, 'fp-new', NOW + 60_000, 60_000), { state: 'reserved' });
         // The takeover restarted the clock and stored the new fingerprint.
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-x', NOW + 60_001, 60_000), { state: 'in_flight', fingerprint: 'fp-new' });
+        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-x', NOW + 60_001, 60_000), {
+          state: 'in_flight',
+          fingerprint: 'fp-new',
+        });
       });
 
       it('concurrent reservations of one key: exactly one wins', async () => {
         const scope = { accountId: await newAccountId(), key: name('idem') };
-        const results = await Promise.all(Array.from({ length: 20 }, (_unused, i) => store.idempotency.reserve(scope, `fp-${i}`, NOW, 60_000)));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_unused, i) => store.idempotency.reserve(scope, `fp-${i}`, NOW, 60_000)),
+        );
         assert.equal(results.filter((result) => result.state === 'reserved').length, 1);
         assert.equal(results.filter((result) => result.state === 'in_flight').length, 19);
       });
@@ -378,15 +447,27 @@ for (const backend of await backends()) {
       it('purges records created before a time and reports how many', async () => {
         const fresh = await openFresh();
         await fresh.migrate();
-        const account = await fresh.accounts.create({ name: 'purge', plan: 'free', perMinute: null, perDay: null }, NOW);
+        const account = await fresh.accounts.create(
+          { name: 'purge', plan: 'free', perMinute: null, perDay: null },
+          NOW,
+        );
         await fresh.idempotency.reserve({ accountId: account.id, key: 'k1' }, 'fp', NOW - 2000, 60_000);
         await fresh.idempotency.reserve({ accountId: account.id, key: 'k2' }, 'fp', NOW - 1000, 60_000);
-        const pet = await fresh.pets.create({ name: 'kept', categoryId: 1n, status: null }, NOW - 1000, { accountId: account.id, key: 'k2', respond });
+        const pet = await fresh.pets.create({ name: 'kept', categoryId: 1n, status: null }, NOW - 1000, {
+          accountId: account.id,
+          key: 'k2',
+          respond,
+        });
         await fresh.idempotency.reserve({ accountId: account.id, key: 'k3' }, 'fp', NOW, 60_000);
         assert.equal(await fresh.idempotency.purge(NOW - 1000), 1);
         assert.equal(await fresh.idempotency.purge(NOW - 1000), 0);
-        assert.deepEqual(await fresh.idempotency.reserve({ accountId: account.id, key: 'k1' }, 'fp', NOW, 60_000), { state: 'reserved' });
-        assert.equal((await fresh.idempotency.reserve({ accountId: account.id, key: 'k2' }, 'fp', NOW, 60_000)).state, 'completed');
+        assert.deepEqual(await fresh.idempotency.reserve({ accountId: account.id, key: 'k1' }, 'fp', NOW, 60_000), {
+          state: 'reserved',
+        });
+        assert.equal(
+          (await fresh.idempotency.reserve({ accountId: account.id, key: 'k2' }, 'fp', NOW, 60_000)).state,
+          'completed',
+        );
         assert.equal(await fresh.idempotency.purge(NOW + 1), 3);
         assert.deepEqual(await fresh.pets.get(pet.id), pet, 'purging keys keeps the pets');
       });

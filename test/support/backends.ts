@@ -92,7 +92,10 @@ export async function postgresBackend(): Promise<Backend> {
   } catch (error) {
     const reason = error instanceof Error ? error.message || error.name : String(error);
     if (process.env.CI === 'true') {
-      throw new Error(`PostgreSQL at ${shown} is unreachable (${reason}); CI=true, so the PostgreSQL suites fail instead of being skipped`, { cause: error });
+      throw new Error(
+        `PostgreSQL at ${shown} is unreachable (${reason}); CI=true, so the PostgreSQL suites fail instead of being skipped`,
+        { cause: error },
+      );
     }
     const skip = `PostgreSQL at ${shown} is unreachable (${reason}); start it or set PETSTORE_TEST_POSTGRES_URL (with CI=true this fails instead)`;
     return {

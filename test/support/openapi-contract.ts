@@ -107,7 +107,12 @@ export function pathTemplateOf(doc: ContractDocument, path: string): string | un
  * (or `default`) is documented, documented headers that are present have the documented type,
  * and the body parses as JSON valid against the documented schema.
  */
-export function assertMatchesDocument(doc: ContractDocument, method: string, pathTemplate: string, response: ObservedResponse): void {
+export function assertMatchesDocument(
+  doc: ContractDocument,
+  method: string,
+  pathTemplate: string,
+  response: ObservedResponse,
+): void {
   const where = `${method.toUpperCase()} ${pathTemplate} → ${response.status}`;
   const pathItem = doc.document.paths[pathTemplate];
   assert.ok(pathItem, `${where}: path not in the OpenAPI document`);
@@ -131,7 +136,10 @@ export function assertMatchesDocument(doc: ContractDocument, method: string, pat
     const wantsNumber = header.schema['type'] === 'integer' || header.schema['type'] === 'number';
     const typed: unknown = wantsNumber && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value.trim()) : value;
     const validate = validatorFor(doc, `header:${pathTemplate}:${method}:${responseKey}:${name}`, header.schema);
-    assert.ok(validate(typed), `${where}: header ${name}: ${JSON.stringify(value)} ${doc.ajv.errorsText(validate.errors)}`);
+    assert.ok(
+      validate(typed),
+      `${where}: header ${name}: ${JSON.stringify(value)} ${doc.ajv.errorsText(validate.errors)}`,
+    );
   }
 
   const content = documented.content;
@@ -143,7 +151,11 @@ export function assertMatchesDocument(doc: ContractDocument, method: string, pat
   assert.ok(media, `${where}: the document declares no application/json body (has ${Object.keys(content).join(', ')})`);
   if (method.toUpperCase() === 'HEAD') return;
   const contentType = response.headers.get('content-type') ?? '';
-  assert.match(contentType, /^application\/json\b/i, `${where}: Content-Type must be application/json, got ${JSON.stringify(contentType)}`);
+  assert.match(
+    contentType,
+    /^application\/json\b/i,
+    `${where}: Content-Type must be application/json, got ${JSON.stringify(contentType)}`,
+  );
   let body: unknown;
   try {
     body = JSON.parse(response.bodyText);
@@ -152,7 +164,10 @@ export function assertMatchesDocument(doc: ContractDocument, method: string, pat
   }
   if (!media.schema) return;
   const validate = validatorFor(doc, `body:${pathTemplate}:${method}:${responseKey}`, media.schema);
-  assert.ok(validate(body), `${where}: body does not match the documented schema: ${doc.ajv.errorsText(validate.errors)}; body ${response.bodyText.slice(0, 300)}`);
+  assert.ok(
+    validate(body),
+    `${where}: body does not match the documented schema: ${doc.ajv.errorsText(validate.errors)}; body ${response.bodyText.slice(0, 300)}`,
+  );
 }
 
 /** One response seen by an `api()` client, already checked against the document. */
@@ -200,10 +215,18 @@ export function api(testApp: { readonly url: string }, key: string | null = null
 }
 
 function makeClient(url: string, key: string | null, log: ApiResponse[]): ApiClient {
-  async function send(method: 'GET' | 'POST', path: string, body: string | undefined, options: RequestOptions): Promise<ApiResponse> {
+  async function send(
+    method: 'GET' | 'POST',
+    path: string,
+    body: string | undefined,
+    options: RequestOptions,
+  ): Promise<ApiResponse> {
     const doc = await loadContract(url);
     const pathTemplate = pathTemplateOf(doc, path);
-    assert.ok(pathTemplate, `${method} ${path}: no matching path in the OpenAPI document; use fetch for undocumented paths`);
+    assert.ok(
+      pathTemplate,
+      `${method} ${path}: no matching path in the OpenAPI document; use fetch for undocumented paths`,
+    );
     const headers: Record<string, string> = {};
     const effectiveKey = options.key === undefined ? key : options.key;
     if (effectiveKey !== null) headers['authorization'] = `Bearer ${effectiveKey}`;
@@ -211,7 +234,11 @@ function makeClient(url: string, key: string | null, log: ApiResponse[]): ApiCli
     Object.assign(headers, options.headers ?? {});
     const response = await fetch(`${url}${path}`, { method, headers, body });
     const text = await response.text();
-    assertMatchesDocument(doc, method, pathTemplate, { status: response.status, headers: response.headers, bodyText: text });
+    assertMatchesDocument(doc, method, pathTemplate, {
+      status: response.status,
+      headers: response.headers,
+      bodyText: text,
+    });
     const recorded: ApiResponse = {
       method,
       path,
@@ -232,7 +259,8 @@ function makeClient(url: string, key: string | null, log: ApiResponse[]): ApiCli
     responses: log,
     withKey: (other) => makeClient(url, other, log),
     get: (path, options = {}) => send('GET', path, undefined, options),
-    post: (path, body, options = {}) => send('POST', path, typeof body === 'string' ? body : JSON.stringify(body), options),
+    post: (path, body, options = {}) =>
+      send('POST', path, typeof body === 'string' ? body : JSON.stringify(body), options),
     contract: () => loadContract(url),
   };
 }
@@ -255,19 +283,40 @@ export interface ErrorBody {
  * Asserts an Error response: the given status and code, a body of exactly {code, message, status}
  * with status equal to the HTTP status, no stack trace, and a message mentioning each of `mentions`.
  */
-export function assertError(response: { readonly status: number; readonly text: string }, status: number, code: string, ...mentions: string[]): ErrorBody {
-  assert.equal(response.status, status, `expected ${status} ${code}, got ${response.status}: ${response.text.slice(0, 300)}`);
+export function assertError(
+  response: { readonly status: number; readonly text: string },
+  status: number,
+  code: string,
+  ...mentions: string[]
+): ErrorBody {
+  assert.equal(
+    response.status,
+    status,
+    `expected ${status} ${code}, got ${response.status}: ${response.text.slice(0, 300)}`,
+  );
   const body = JSON.parse(response.text) as ErrorBody;
-  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status'], `error body must be exactly {code, message, status}: ${response.text}`);
+  assert.deepEqual(
+    Object.keys(body).sort(),
+    ['code', 'message', 'status'],
+    `error body must be exactly {code, message, status}: ${response.text}`,
+  );
   assert.equal(body.code, code, `error code: ${response.text}`);
   assert.equal(body.status, status, 'error body status equals the HTTP status');
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0, 'error message is not empty');
   assertNoStackTrace(response.text);
-  for (const mention of mentions) assert.ok(body.message.includes(mention), `message ${JSON.stringify(body.message)} should mention ${JSON.stringify(mention)}`);
+  for (const mention of mentions)
+    assert.ok(
+      body.message.includes(mention),
+      `message ${JSON.stringify(body.message)} should mention ${JSON.stringify(mention)}`,
+    );
   return body;
 }
 
 export function assertNoStackTrace(text: string): void {
-  assert.doesNotMatch(text, /\bat .+\(.*:\d+:\d+\)|\bat (file|node):|\.ts:\d+|node_modules|Error: .*\n\s+at /, `response leaks a stack trace: ${text.slice(0, 300)}`);
+  assert.doesNotMatch(
+    text,
+    /\bat .+\(.*:\d+:\d+\)|\bat (file|node):|\.ts:\d+|node_modules|Error: .*\n\s+at /,
+    `response leaks a stack trace: ${text.slice(0, 300)}`,
+  );
 }

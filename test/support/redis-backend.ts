@@ -32,7 +32,13 @@ export const REDIS_TEST_URL = process.env.PETSTORE_TEST_REDIS_URL || 'redis://12
 
 /** Resolves when Redis at `url` answers PING within `timeoutMs`; rejects with the reason otherwise. */
 export async function redisReachable(url: string, timeoutMs = 2000): Promise<void> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, commandTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   let lastError: Error | undefined;
   client.on('error', (error: Error) => {
     lastError = error;
@@ -55,7 +61,10 @@ export async function redisBackend(): Promise<RedisBackend> {
   } catch (error) {
     const reason = error instanceof Error ? error.message || error.name : String(error);
     if (process.env.CI === 'true') {
-      throw new Error(`Redis at ${shown} is unreachable (${reason}); CI=true, so the Redis suites fail instead of being skipped`, { cause: error });
+      throw new Error(
+        `Redis at ${shown} is unreachable (${reason}); CI=true, so the Redis suites fail instead of being skipped`,
+        { cause: error },
+      );
     }
     const skip = `Redis at ${shown} is unreachable (${reason}); start it or set PETSTORE_TEST_REDIS_URL (with CI=true this fails instead)`;
     return {
@@ -102,7 +111,13 @@ export async function redisBackend(): Promise<RedisBackend> {
 export async function deleteKeys(connection: Redis, prefix: string): Promise<void> {
   let cursor = '0';
   do {
-    const [next, keys] = await connection.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
+    const [next, keys] = await connection.scan(
+      cursor,
+      'MATCH',
+      `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
+      'COUNT',
+      1000,
+    );
     cursor = next;
     if (keys.length > 0) await connection.del(...keys);
   } while (cursor !== '0');
@@ -127,7 +142,8 @@ export interface OwnRedisServer {
 /** Why a redis-server cannot be started here, or undefined when it can. */
 export function redisServerUnavailable(): string | undefined {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) return `redis-server is not installed (${probe.error?.message ?? `exit ${String(probe.status)}`})`;
+  if (probe.error || probe.status !== 0)
+    return `redis-server is not installed (${probe.error?.message ?? `exit ${String(probe.status)}`})`;
   return undefined;
 }
 
@@ -139,7 +155,11 @@ export async function ownRedisServer(): Promise<OwnRedisServer> {
     url: `redis://127.0.0.1:${port}`,
     async start() {
       if (child) throw new Error('redis-server is already running');
-      const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const started = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
       child = started;
       started.once('exit', () => {
         if (child === started) child = undefined;
@@ -150,7 +170,8 @@ export async function ownRedisServer(): Promise<OwnRedisServer> {
           await redisReachable(server.url, 200);
           return;
         } catch (error) {
-          if (Date.now() > deadline || !child) throw new Error(`redis-server on port ${port} did not start`, { cause: error });
+          if (Date.now() > deadline || !child)
+            throw new Error(`redis-server on port ${port} did not start`, { cause: error });
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       }

@@ -26,11 +26,21 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-export async function startServerProcess(env: Record<string, string>, options: { port?: number; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: { port?: number; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
   const port = options.port ?? (await freePort());
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'src', 'main.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false', ...env, PORT: String(port) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      DEMO_BOOTSTRAP: 'false',
+      ...env,
+      PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -43,7 +53,9 @@ export async function startServerProcess(env: Record<string, string>, options: {
   while (!(await answers(`${url}/healthz`))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`server did not start (exit ${String(child.exitCode)}): ${stderr.slice(-500)} ${stdout.slice(-500)}`);
+      throw new Error(
+        `server did not start (exit ${String(child.exitCode)}): ${stderr.slice(-500)} ${stdout.slice(-500)}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

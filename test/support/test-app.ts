@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { ManualClock, type Clock } from '../../src/clock.ts';
+import type { Clock } from '../../src/clock.ts';
+import { ManualClock } from './manual-clock.ts';
 import { buildServices, type Services } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/build-app.ts';
@@ -16,7 +17,12 @@ export interface TestApp {
   readonly url: string;
   readonly clock: Clock;
   /** A fresh account (free plan unless told) and a key for it. */
-  newKey(options?: { plan?: string; perMinute?: number; perDay?: number; expiresInMs?: number }): Promise<{ key: string; keyId: string; account: string }>;
+  newKey(options?: {
+    plan?: string;
+    perMinute?: number;
+    perDay?: number;
+    expiresInMs?: number;
+  }): Promise<{ key: string; keyId: string; account: string }>;
   /** Runs raw SQL on the app's storage from a separate connection, to break it on purpose. */
   execute(sql: string): Promise<void>;
   close(): Promise<void>;
@@ -48,7 +54,11 @@ interface BackendEnvironment {
 async function backendEnvironment(directory: string): Promise<BackendEnvironment> {
   if (TEST_BACKEND === 'sqlite') {
     const sqlite = sqliteBackend();
-    return { env: { DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}` }, execute: sqlite.execute, cleanup: sqlite.cleanup };
+    return {
+      env: { DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}` },
+      execute: sqlite.execute,
+      cleanup: sqlite.cleanup,
+    };
   }
   shared ??= Promise.all([postgresBackend(), redisBackend()]).then(([postgres, redis]) => ({ postgres, redis }));
   const { postgres, redis } = await shared;
@@ -85,7 +95,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     async newKey(keyOptions = {}) {
       accountCounter += 1;
       const account = `acct-${process.pid}-${Date.now()}-${accountCounter}`;
-      await services.accounts.createAccount(account, { plan: keyOptions.plan ?? 'free', perMinute: keyOptions.perMinute, perDay: keyOptions.perDay });
+      await services.accounts.createAccount(account, {
+        plan: keyOptions.plan ?? 'free',
+        perMinute: keyOptions.perMinute,
+        perDay: keyOptions.perDay,
+      });
       const created = await services.accounts.createKey(account, keyOptions.expiresInMs);
       return { key: created.key, keyId: created.record.id, account };
     },
