@@ -2,24 +2,37 @@
  * Typed errors thrown by domain code. Only the HTTP edge (src/http/error-handler.ts) maps them to a
  * status and an Error body; the CLI maps them to exit codes.
  */
-export type ErrorCode =
-  | 'invalid_json'
-  | 'invalid_body'
-  | 'invalid_query'
-  | 'invalid_path'
-  | 'unauthorized'
-  | 'not_found'
-  | 'gone'
-  | 'method_not_allowed'
-  | 'unsupported_media_type'
-  | 'payload_too_large'
-  | 'idempotency_conflict'
-  | 'idempotency_in_flight'
-  | 'rate_limited'
-  | 'key_banned'
-  | 'conflict'
-  | 'internal_error'
-  | 'service_unavailable';
+
+/** The codes an HTTP Error body can carry, each with one status (src/http/error-body.ts). */
+export const HTTP_ERROR_CODES = [
+  'invalid_json',
+  'invalid_body',
+  'invalid_query',
+  'invalid_path',
+  'unauthorized',
+  'not_found',
+  'gone',
+  'method_not_allowed',
+  'unsupported_media_type',
+  'payload_too_large',
+  'idempotency_conflict',
+  'idempotency_in_flight',
+  'request_timeout',
+  'headers_too_large',
+  'rate_limited',
+  'key_banned',
+  'internal_error',
+  'service_unavailable',
+] as const;
+
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+
+/** `conflict` is for the CLI only: no HTTP operation creates accounts. */
+export type ErrorCode = HttpErrorCode | 'conflict';
+
+export function isHttpErrorCode(code: string): code is HttpErrorCode {
+  return (HTTP_ERROR_CODES as readonly string[]).includes(code);
+}
 
 export class DomainError extends Error {
   readonly code: ErrorCode;

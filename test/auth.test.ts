@@ -189,24 +189,20 @@ describe('authentication', () => {
       'bearerAuth applies to the whole interface',
     );
     const expected: Array<[path: string, method: string, operationId: string, statuses: string[]]> = [
-      ['/v1/pets', 'get', 'listPets', ['200', '400', '401', '429']],
-      ['/v1/pets', 'post', 'createPet', ['201', '400', '401', '413', '415', '422', '429']],
-      ['/v1/pets/{petId}', 'get', 'getPet', ['200', '400', '401', '404', '410', '429']],
+      ['/pets', 'get', 'listPets', ['200', '400', '401', '429']],
+      ['/pets', 'post', 'createPet', ['201', '400', '401', '413', '415', '422', '429']],
+      ['/pets/{petId}', 'get', 'getPet', ['200', '400', '401', '404', '410', '429']],
     ];
     for (const [path, method, operationId, statuses] of expected) {
       const operation = document.paths[path]?.[method];
       assert.equal(operation?.operationId, operationId);
       for (const status of statuses) assert.ok(operation?.responses[status], `${operationId} documents ${status}`);
     }
-    assert.equal(document.paths['/v1/pets/{petId}']?.['get']?.deprecated, true);
+    assert.equal(document.paths['/pets/{petId}']?.['get']?.deprecated, true);
     assert.deepEqual(document.components.schemas['Error']?.required?.slice().sort(), ['code', 'message', 'status']);
     assert.deepEqual(document.components.schemas['Pet']?.required?.slice().sort(), ['categoryId', 'id', 'name']);
     assert.deepEqual(document.components.schemas['NewPet']?.required?.slice().sort(), ['categoryId', 'name']);
-    assert.deepEqual(
-      Object.keys(document.paths).sort(),
-      ['/v1/pets', '/v1/pets/{petId}'],
-      'nothing else is part of v1',
-    );
+    assert.deepEqual(Object.keys(document.paths).sort(), ['/pets', '/pets/{petId}'], 'nothing else is part of v1');
   });
 
   it('serves the /docs page assets without a key and without the internet', async () => {

@@ -88,7 +88,7 @@ describe('GET /v1/pets/{petId}', () => {
     const document = (await (await fetch(`${app.url}/v1/openapi.json`)).json()) as {
       paths: Record<string, Record<string, { deprecated?: boolean; description?: string }>>;
     };
-    const operation = document.paths['/v1/pets/{petId}']?.['get'];
+    const operation = document.paths['/pets/{petId}']?.['get'];
     assert.equal(operation?.deprecated, true);
     assert.match(operation?.description ?? '', /GET \/v1\/pets\b.*status/s);
   });

@@ -10,11 +10,11 @@ import type { Socket } from 'node:net';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, type HttpErrorCode } from '../errors.ts';
 import { sharedSchemas } from '../pets/pet-schemas.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import { authenticationHook, refuseUnauthenticated, type AfterAuthentication } from './auth-hook.ts';
-import { sendError } from './error-body.ts';
+import { errorJson, sendError, STATUS_OF } from './error-body.ts';
 import type { AccessLog } from './access-log.ts';
 import { handleError } from './error-handler.ts';
 import { LazyRequestLogger } from './lazy-request-logger.ts';
@@ -189,22 +189,26 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
 
 /**
  * Requests too malformed for HTTP parsing, or too slow to arrive, still get an Error body, then the
- * connection closes. The codes stay within decisions.md's list: all three are a request that
- * could not be read.
+ * connection closes.
  */
 function answerMalformedRequest(error: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) return;
-  const { status, reason, message } = clientErrorAnswer(error.code);
-  const body = JSON.stringify({ code: 'invalid_body', message, status });
+  const { code, reason, message } = clientErrorAnswer(error.code);
+  const body = errorJson(code, message);
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${STATUS_OF[code]} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
-function clientErrorAnswer(code: string | undefined): { status: number; reason: string; message: string } {
-  if (code === 'HPE_HEADER_OVERFLOW')
-    return { status: 431, reason: 'Request Header Fields Too Large', message: 'the request headers are too large' };
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
-    return { status: 408, reason: 'Request Timeout', message: 'the request did not arrive in time' };
-  return { status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP/1.1' };
+function clientErrorAnswer(nodeCode: string | undefined): { code: HttpErrorCode; reason: string; message: string } {
+  if (nodeCode === 'HPE_HEADER_OVERFLOW')
+    return {
+      code: 'headers_too_large',
+      reason: 'Request Header Fields Too Large',
+      message: 'the request headers are too large',
+    };
+  if (nodeCode === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { code: 'request_timeout', reason: 'Request Timeout', message: 'the request did not arrive in time' };
+  return { code: 'invalid_body', reason: 'Bad Request', message: 'the request is not valid HTTP/1.1' };
 }

@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
-import type { ErrorCode } from '../errors.ts';
+import { isHttpErrorCode, type ErrorCode, type HttpErrorCode } from '../errors.ts';
 
 /** HTTP status of each error code: the only place codes meet statuses. */
-export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+export const STATUS_OF: Readonly<Record<HttpErrorCode, number>> = {
   invalid_json: 400,
   invalid_body: 400,
   invalid_query: 400,
@@ -15,18 +15,24 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   idempotency_conflict: 422,
   idempotency_in_flight: 409,
+  request_timeout: 408,
+  headers_too_large: 431,
   rate_limited: 429,
   key_banned: 429,
-  conflict: 409,
   internal_error: 500,
   service_unavailable: 503,
 };
 
-function errorJson(code: ErrorCode, message: string): string {
-  const status = STATUS_OF[code];
-  return JSON.stringify({ code, message, status });
+/** The Error body of `code`, serialised. */
+export function errorJson(code: HttpErrorCode, message: string): string {
+  return JSON.stringify({ code, message, status: STATUS_OF[code] });
 }
 
+/**
+ * A domain code that has no HTTP meaning (a CLI-only `conflict`) reaching the edge is a fault of
+ * the service, so it is answered as one rather than with a code the document does not list.
+ */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
-  return reply.code(STATUS_OF[code]).type('application/json; charset=utf-8').send(errorJson(code, message));
+  const httpCode = isHttpErrorCode(code) ? code : 'internal_error';
+  return reply.code(STATUS_OF[httpCode]).type('application/json; charset=utf-8').send(errorJson(httpCode, message));
 }

@@ -10,7 +10,7 @@ const INTEGER_LITERAL = /^-?(0|[1-9][0-9]*)$/;
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
 
-/** Largest request body accepted (decisions: over 16 KiB is 413). */
+/** Largest request body accepted: anything over 16 KiB is refused with 413. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 interface ReviverContext {

@@ -1,47 +1,191 @@
-import { Type } from 'typebox';
+import type { HttpErrorCode } from '../errors.ts';
+import { ErrorRef, type ErrorBody, type NewPetBody, type Pet } from '../pets/pet-schemas.ts';
+import { STATUS_OF } from './error-body.ts';
 
-/** Response headers shared by every authenticated response, for the OpenAPI document. */
-export const rateLimitHeaders = {
-  'X-RateLimit-Limit': { type: 'integer', description: 'Limit of the most constraining window.' },
-  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in that window (never below 0).' },
-  'X-RateLimit-Reset': { type: 'integer', description: 'Unix time, in seconds, when that window resets.' },
+/** Where the document keeps its shared response headers. */
+export const HEADER_COMPONENTS_PATH = '#/components/headers/';
+
+interface HeaderComponent {
+  readonly description: string;
+  readonly schema: { type: 'integer' | 'string'; minimum?: number; format?: string; enum?: string[] };
+}
+
+/** The response headers of the interface, written once as `components.headers`. */
+export const HEADER_COMPONENTS = {
+  'X-RateLimit-Limit': {
+    description: 'Limit of the most constraining window.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in that window (never below 0).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Unix time, in seconds, when that window resets.',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'RateLimit-Policy': {
-    type: 'string',
     description: 'IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
+    schema: { type: 'string' },
   },
   RateLimit: {
-    type: 'string',
     description: 'IETF draft: both windows, e.g. `"minute";r=59;t=42, "day";r=998;t=51000`.',
+    schema: { type: 'string' },
   },
-} as const;
+  'Retry-After': {
+    description: 'Seconds to wait before retrying (at least 1).',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'WWW-Authenticate': { description: 'RFC 6750 Bearer challenge.', schema: { type: 'string' } },
+  Location: { description: 'URL of the new pet.', schema: { type: 'string', format: 'uri-reference' } },
+  Link: {
+    description: 'RFC 8288 links: `rel="next"` on a page that may be followed, `rel="deprecation"` on getPet.',
+    schema: { type: 'string' },
+  },
+  Deprecation: { description: 'RFC 9745 date of deprecation, `@<unix seconds>`.', schema: { type: 'string' } },
+  Sunset: { description: 'RFC 8594 removal date, an HTTP date.', schema: { type: 'string' } },
+  'Idempotent-Replayed': {
+    description: 'Present, with `true`, when the response replays the first one for this Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+  Allow: { description: 'The methods the path accepts.', schema: { type: 'string' } },
+} satisfies Record<string, HeaderComponent>;
 
-const DESCRIPTIONS: Record<number, string> = {
-  400: 'The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field.',
-  401: 'The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`.',
-  404: 'No such resource (`not_found`).',
-  405: 'The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods.',
-  409: 'A request with the same Idempotency-Key is still in flight (`idempotency_in_flight`).',
-  410: 'The operation has been removed (`gone`).',
-  413: 'The body exceeds 16 KiB (`payload_too_large`).',
-  415: 'The body is not `application/json` (`unsupported_media_type`).',
-  422: 'The Idempotency-Key was used with a different body (`idempotency_conflict`).',
-  429: 'Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds.',
-  500: 'Unexpected failure (`internal_error`); no internals are shown.',
-  503: 'Storage is unreachable (`service_unavailable`); retry later.',
+export type SharedHeader = keyof typeof HEADER_COMPONENTS;
+
+/** Sent on every response to an authenticated request. */
+export const RATE_LIMIT_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+] as const satisfies readonly SharedHeader[];
+
+/** A header of one response: the shared component, with a description for this response if given. */
+export type HeaderUse = SharedHeader | readonly [SharedHeader, string];
+
+/**
+ * Response headers for a route schema, each a `$ref` to its component. @fastify/swagger wraps a
+ * route's header in `{schema}`; `referenceSharedHeaders` (src/http/openapi.ts) unwraps the `$ref`.
+ */
+export function headerRefs(...uses: readonly HeaderUse[]): Record<string, { $ref: string; description?: string }> {
+  const headers: Record<string, { $ref: string; description?: string }> = {};
+  for (const use of uses) {
+    const [name, description] = typeof use === 'string' ? [use, undefined] : use;
+    headers[name] = { $ref: `${HEADER_COMPONENTS_PATH}${name}`, ...(description === undefined ? {} : { description }) };
+  }
+  return headers;
+}
+
+export const NEW_PET_EXAMPLE: NewPetBody = { name: 'Rex', categoryId: 3, status: 'available' };
+export const PET_EXAMPLE: Pet = { id: 42, name: 'Rex', categoryId: 3, status: 'available' };
+/** The example of each request body, by the name of its component schema. */
+export const REQUEST_BODY_EXAMPLES: Readonly<Record<string, unknown>> = { NewPet: NEW_PET_EXAMPLE };
+
+export const PETS_EXAMPLE: Pet[] = [
+  PET_EXAMPLE,
+  { id: 43, name: 'Tom', categoryId: 7, status: 'pending' },
+  { id: 44, name: 'Luna', categoryId: 3 },
+];
+
+/** A message the service really sends for each code, for the document's examples. */
+const EXAMPLE_MESSAGES: Readonly<Record<HttpErrorCode, string>> = {
+  invalid_json:
+    "the request body is not valid JSON: Expected property name or '}' in JSON at position 1 (line 1 column 2)",
+  invalid_body: "the body is missing the required field 'categoryId'",
+  invalid_query: "query parameter 'limit' must be an integer from 1 to 100 (got '0')",
+  invalid_path: "path parameter 'petId' must be an int64 integer (got 'abc')",
+  unauthorized: 'the Authorization header is missing; send Authorization: Bearer <API key>',
+  not_found: 'no pet with id 999',
+  gone: 'GET /v1/pets/{petId} was removed on Thu, 05 Dec 2030 00:00:00 GMT; use GET /v1/pets with the status filter',
+  method_not_allowed: 'DELETE is not allowed on /v1/pets/{petId}; allowed: GET, HEAD',
+  unsupported_media_type: 'the request body must be application/json (got "text/plain")',
+  payload_too_large: 'the request body exceeds 16384 bytes',
+  idempotency_conflict: 'this Idempotency-Key was already used with a different request body',
+  idempotency_in_flight: 'a request with this Idempotency-Key is still being processed; retry shortly',
+  request_timeout: 'the request did not arrive in time',
+  headers_too_large: 'the request headers are too large',
+  rate_limited: 'rate limit exceeded (60 per minute, per account); retry after 42 s',
+  key_banned:
+    'this API key is banned until 2030-01-01T12:10:00.000Z for repeated requests after a 429; retry after 600 s',
+  internal_error: 'the service failed to handle this request; it has been logged',
+  service_unavailable: 'storage is unavailable: connection refused; retry later',
 };
 
-/** Error responses of an operation; 500 and 503 apply to every operation. */
-export function errorResponses(...statuses: number[]): Record<number, object> {
-  const responses: Record<number, object> = {};
-  for (const status of [...statuses, 500, 503]) {
-    const headers: Record<string, object> = { ...rateLimitHeaders };
-    if (status === 429)
-      headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (at least 1).' };
-    if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'RFC 6750 Bearer challenge.' };
+export function errorExample(code: HttpErrorCode): ErrorBody {
+  return { code, message: EXAMPLE_MESSAGES[code], status: STATUS_OF[code] };
+}
+
+interface ErrorResponseSpec {
+  readonly description: string;
+  readonly codes: readonly HttpErrorCode[];
+  readonly headers?: readonly HeaderUse[];
+}
+
+/** Error statuses an operation may list; 405, 500 and 503 apply to every operation. */
+export type ErrorStatus = 400 | 401 | 404 | 409 | 410 | 413 | 415 | 422 | 429;
+
+const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 500 | 503, ErrorResponseSpec>> = {
+  400: {
+    description:
+      'The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; ' +
+      'the message names the field.',
+    codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path'],
+  },
+  401: {
+    description: 'The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`.',
+    codes: ['unauthorized'],
+    headers: ['WWW-Authenticate'],
+  },
+  404: { description: 'No such resource (`not_found`).', codes: ['not_found'] },
+  405: {
+    description: 'The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods.',
+    codes: ['method_not_allowed'],
+    headers: ['Allow'],
+  },
+  409: {
+    description: 'A request with the same Idempotency-Key is still in flight (`idempotency_in_flight`).',
+    codes: ['idempotency_in_flight'],
+  },
+  410: { description: 'The operation has been removed (`gone`).', codes: ['gone'] },
+  413: { description: 'The body exceeds 16 KiB (`payload_too_large`).', codes: ['payload_too_large'] },
+  415: {
+    description: 'The body is not `application/json` (`unsupported_media_type`).',
+    codes: ['unsupported_media_type'],
+  },
+  422: {
+    description: 'The Idempotency-Key was used with a different body (`idempotency_conflict`).',
+    codes: ['idempotency_conflict'],
+  },
+  429: {
+    description:
+      'Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds.',
+    codes: ['rate_limited', 'key_banned'],
+    headers: ['Retry-After'],
+  },
+  500: { description: 'Unexpected failure (`internal_error`); no internals are shown.', codes: ['internal_error'] },
+  503: { description: 'Storage is unreachable (`service_unavailable`); retry later.', codes: ['service_unavailable'] },
+};
+
+export interface ErrorResponse {
+  readonly description: string;
+  readonly headers: ReturnType<typeof headerRefs>;
+  readonly content: {
+    readonly 'application/json': { readonly schema: typeof ErrorRef; readonly examples: Record<string, object> };
+  };
+}
+
+/** Error responses of an operation, each with an example per code it may carry. */
+export function errorResponses(...statuses: readonly ErrorStatus[]): Record<number, ErrorResponse> {
+  const responses: Record<number, ErrorResponse> = {};
+  for (const status of [...statuses, 405, 500, 503] as const) {
+    const spec = ERROR_RESPONSES[status];
+    const examples = Object.fromEntries(spec.codes.map((code) => [code, { value: errorExample(code) }]));
     responses[status] = {
-      description: DESCRIPTIONS[status] ?? 'Error.',
-      headers,
-      content: { 'application/json': { schema: Type.Ref('Error') } },
+      description: spec.description,
+      headers: headerRefs(...RATE_LIMIT_HEADERS, ...(spec.headers ?? [])),
+      content: { 'application/json': { schema: ErrorRef, examples } },
     };
   }
   return responses;

@@ -1,21 +1,27 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { HTTP_ERROR_CODES } from '../errors.ts';
+import { HEADER_COMPONENTS, HEADER_COMPONENTS_PATH, REQUEST_BODY_EXAMPLES } from './openapi-responses.ts';
+
+const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
+
+/** The version segment: the routes live under it, the document's server URL ends with it. */
+export const VERSION_PREFIX = '/v1';
+
+const CODE_LIST = HTTP_ERROR_CODES.map((code) => `\`${code}\``).join(', ');
 
 const API_DESCRIPTION = `
 The pet store API, version 1. Every operation needs \`Authorization: Bearer <API key>\`.
 
-**Errors** have the body \`{code, message, status}\`. Codes: \`invalid_json\`, \`invalid_body\`, \`invalid_query\`,
-\`invalid_path\`, \`unauthorized\`, \`not_found\`, \`gone\`, \`method_not_allowed\`, \`unsupported_media_type\`,
-\`payload_too_large\`, \`idempotency_conflict\`, \`idempotency_in_flight\`, \`rate_limited\`, \`key_banned\`,
-\`internal_error\`, \`service_unavailable\`.
+**Errors** have the body \`{code, message, status}\`. Codes: ${CODE_LIST}.
 
 **Rate limits** are counted per account in a UTC-minute and a UTC-day window. Every response carries
 \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the most constraining window, and
 \`RateLimit-Policy\` / \`RateLimit\` for both. Over a limit the answer is 429 with \`Retry-After\` in seconds.
 
-**Deprecation:** \`GET /v1/pets/{petId}\` is deprecated and is removed on 5 December 2030.
-Migrate to \`GET /v1/pets\` with the \`status\` filter.
+**Deprecation:** \`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030.
+Migrate to \`GET /pets\` with the \`status\` filter.
 `.trim();
 
 /** The OpenAPI 3.1 document, generated from the route schemas, and the reference page at /docs. */
@@ -23,8 +29,13 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet store', version: '1.0.0', description: API_DESCRIPTION },
-      servers: [{ url: options.publicBaseUrl || '/' }],
+      info: {
+        title: 'Pet store',
+        version: '1.0.0',
+        description: API_DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: `${options.publicBaseUrl}${VERSION_PREFIX}` }],
       tags: [{ name: 'pets', description: 'The animals of the store.' }],
       components: {
         securitySchemes: {
@@ -34,8 +45,19 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
             description: 'An API key: pst_ followed by 36 letters and digits.',
           },
         },
+        headers: HEADER_COMPONENTS,
       },
       security: [{ bearerAuth: [] }],
+    },
+    // Paths are relative to the server URL, which already ends with the version segment.
+    transform: ({ schema, url }) => ({ schema, url: withoutVersionPrefix(url) }),
+    transformObject: (documentObject) => {
+      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+      for (const operation of operationsOf(documentObject.openapiObject.paths)) {
+        referenceSharedHeaders(operation);
+        exemplifyRequestBody(operation);
+      }
+      return documentObject.openapiObject;
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
@@ -45,6 +67,60 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
     uiHooks: {},
     staticCSP: true,
   });
+}
+
+function withoutVersionPrefix(url: string): string {
+  return url.startsWith(`${VERSION_PREFIX}/`) ? url.slice(VERSION_PREFIX.length) : url;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function operationsOf(paths: unknown): Record<string, unknown>[] {
+  if (!isRecord(paths)) return [];
+  return Object.values(paths)
+    .filter(isRecord)
+    .flatMap((pathItem) => Object.values(pathItem).filter(isRecord));
+}
+
+/**
+ * @fastify/swagger renders each response header of a route as `{schema: <header>}`; a header that
+ * names a shared component (src/http/openapi-responses.ts `headerRefs`) becomes the Reference
+ * Object itself, keeping a description given for this response.
+ */
+function referenceSharedHeaders(operation: Record<string, unknown>): void {
+  const responses = operation['responses'];
+  if (!isRecord(responses)) return;
+  for (const response of Object.values(responses)) {
+    if (isRecord(response) && isRecord(response['headers'])) unwrapHeaderReferences(response['headers']);
+  }
+}
+
+/**
+ * @fastify/swagger drops the siblings of a request body's `$ref`, examples included, so a request
+ * body gets the example of the component it refers to here.
+ */
+function exemplifyRequestBody(operation: Record<string, unknown>): void {
+  const requestBody = operation['requestBody'];
+  if (!isRecord(requestBody) || !isRecord(requestBody['content'])) return;
+  for (const media of Object.values(requestBody['content'])) {
+    if (!isRecord(media) || !isRecord(media['schema'])) continue;
+    const ref = media['schema']['$ref'];
+    if (typeof ref !== 'string' || !ref.startsWith(SCHEMA_COMPONENTS_PATH)) continue;
+    const example = REQUEST_BODY_EXAMPLES[ref.slice(SCHEMA_COMPONENTS_PATH.length)];
+    if (example !== undefined) media['example'] = example;
+  }
+}
+
+function unwrapHeaderReferences(headers: Record<string, unknown>): void {
+  for (const [name, header] of Object.entries(headers)) {
+    if (!isRecord(header) || !isRecord(header['schema'])) continue;
+    const ref = header['schema']['$ref'];
+    if (typeof ref !== 'string' || !ref.startsWith(HEADER_COMPONENTS_PATH)) continue;
+    const description = header['description'];
+    headers[name] = typeof description === 'string' ? { $ref: ref, description } : { $ref: ref };
+  }
 }
 
 export function registerOpenApiDocumentRoute(app: FastifyInstance): void {

@@ -15,8 +15,7 @@ type SchemaNode = {
   $ref?: string;
   type?: string;
   properties?: Record<string, SchemaNode>;
-  anyOf?: SchemaNode[];
-  const?: unknown;
+  enum?: readonly unknown[];
   minimum?: number;
   maximum?: number;
   'x-expectation'?: string;
@@ -98,7 +97,8 @@ function bodyMessage(error: ErrorObject, root: SchemaNode, data: unknown): strin
     if (error.keyword === 'additionalProperties') {
       const field = String(error.params.additionalProperty);
       if (field === 'id') return "the body must not contain 'id': the service assigns it";
-      return `the body contains the unknown field '${field}'; allowed fields are ${Object.keys(root.properties ?? {}).join(', ')}`;
+      const allowed = Object.keys(root.properties ?? {}).join(', ');
+      return `the body contains the unknown field '${field}'; allowed fields are ${allowed}`;
     }
     if (error.keyword === 'type')
       return data === undefined || data === null
@@ -115,7 +115,6 @@ function bodyMessage(error: ErrorObject, root: SchemaNode, data: unknown): strin
 /** "must be <what a valid value looks like>", from the schema's annotation or its enumeration. */
 function expectationOf(schema: SchemaNode | undefined, error: ErrorObject): string {
   if (schema?.['x-expectation']) return `must be ${schema['x-expectation']}`;
-  if (schema?.anyOf?.every((choice) => choice.const !== undefined))
-    return `must be one of ${schema.anyOf.map((choice) => String(choice.const)).join(', ')}`;
+  if (schema?.enum) return `must be one of ${schema.enum.map(String).join(', ')}`;
   return error.message ?? 'is invalid';
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { HTTP_ERROR_CODES } from '../errors.ts';
 import { PET_STATUSES } from '../storage/store.ts';
 
 /**
@@ -6,10 +7,11 @@ import { PET_STATUSES } from '../storage/store.ts';
  * handlers, and are the OpenAPI document's components. `x-expectation` is the phrase error messages
  * use to say what a valid value looks like.
  */
-export const PetStatusSchema = Type.Union(
-  PET_STATUSES.map((status) => Type.Literal(status)),
-  { description: 'Availability of a pet.', 'x-expectation': `one of ${PET_STATUSES.join(', ')}` },
-);
+export const PetStatusSchema = Type.Enum(PET_STATUSES, {
+  type: 'string',
+  description: 'Availability of a pet.',
+  'x-expectation': `one of ${PET_STATUSES.join(', ')}`,
+});
 
 const Int64 = (description: string) =>
   Type.Integer({
@@ -54,14 +56,22 @@ export const PetSchema = Type.Object(
   },
 );
 
-export const PetsSchema = Type.Array(Type.Ref('Pet'), {
+export type Pet = Static<typeof PetSchema>;
+
+/**
+ * Route schemas name the shared shapes by `$ref`, so the document shows them once as components;
+ * `Unsafe` keeps each shape's static type on the reference for the handlers' types.
+ */
+export const PetRef = Type.Unsafe<Pet>(Type.Ref('Pet'));
+
+export const PetsSchema = Type.Array(PetRef, {
   $id: 'Pets',
   description: 'A page of pets in ascending id order.',
 });
 
 export const ErrorSchema = Type.Object(
   {
-    code: Type.String({ description: 'Machine-readable error code.' }),
+    code: Type.Enum(HTTP_ERROR_CODES, { type: 'string', description: 'Machine-readable error code.' }),
     message: Type.String({ description: 'What was wrong, and where.' }),
     status: Type.Integer({ description: 'The HTTP status code.' }),
   },
@@ -96,5 +106,9 @@ export const PetIdParamsSchema = Type.Object({
 export const sharedSchemas = [NewPetSchema, PetSchema, PetsSchema, ErrorSchema] as const;
 
 export type NewPetBody = Static<typeof NewPetSchema>;
+export type ErrorBody = Static<typeof ErrorSchema>;
+export const NewPetRef = Type.Unsafe<NewPetBody>(Type.Ref('NewPet'));
+export const PetsRef = Type.Unsafe<Pet[]>(Type.Ref('Pets'));
+export const ErrorRef = Type.Unsafe<ErrorBody>(Type.Ref('Error'));
 export type ListPetsQuery = Static<typeof ListPetsQuerySchema>;
 export type PetIdParams = Static<typeof PetIdParamsSchema>;

@@ -18,9 +18,15 @@ interface HeaderObject {
   readonly required?: boolean;
 }
 
+/** A Reference Object: `#/components/headers/<Name>`, optionally with a description for this use. */
+interface HeaderReference {
+  readonly $ref: string;
+  readonly description?: string;
+}
+
 interface ResponseObject {
   readonly description?: string;
-  readonly headers?: Record<string, HeaderObject>;
+  readonly headers?: Record<string, HeaderObject | HeaderReference>;
   readonly content?: Record<string, { readonly schema?: JsonSchema }>;
 }
 
@@ -31,9 +37,15 @@ interface OperationObject {
 
 export interface OpenApiDocument {
   readonly openapi: string;
+  readonly servers?: ReadonlyArray<{ readonly url: string }>;
   readonly paths: Record<string, Record<string, OperationObject>>;
-  readonly components: { readonly schemas: Record<string, JsonSchema> };
+  readonly components: {
+    readonly schemas: Record<string, JsonSchema>;
+    readonly headers?: Record<string, HeaderObject>;
+  };
 }
+
+const HEADER_COMPONENTS_PATH = '#/components/headers/';
 
 /** The served document with an Ajv instance that knows its component schemas. */
 export interface ContractDocument {
@@ -91,9 +103,28 @@ export function schemaErrors(doc: ContractDocument, componentName: string, value
   return validate(value) ? undefined : doc.ajv.errorsText(validate.errors);
 }
 
-/** The document's path template matching a concrete path (query ignored), e.g. /v1/pets/7 → /v1/pets/{petId}. */
+/** The path part of `servers[0].url` (relative or absolute), without a trailing slash: e.g. `/v1`. */
+function serverBasePath(doc: ContractDocument): string {
+  const url = doc.document.servers?.[0]?.url ?? '/';
+  const pathname = new URL(url, 'http://base.invalid').pathname;
+  return pathname.replace(/\/+$/, '');
+}
+
+/** A request path relative to the server URL, or undefined when it lies outside the server's base path. */
+function relativeToServer(doc: ContractDocument, pathname: string): string | undefined {
+  const base = serverBasePath(doc);
+  if (base === '') return pathname;
+  if (pathname === base) return '/';
+  return pathname.startsWith(`${base}/`) ? pathname.slice(base.length) : undefined;
+}
+
+/**
+ * The document's path template matching a concrete request path (query ignored), through the
+ * server URL: with the server `/v1`, /v1/pets/7 → /pets/{petId}.
+ */
 export function pathTemplateOf(doc: ContractDocument, path: string): string | undefined {
-  const pathname = path.split('?')[0] ?? path;
+  const pathname = relativeToServer(doc, path.split('?')[0] ?? path);
+  if (pathname === undefined) return undefined;
   const templates = Object.keys(doc.document.paths);
   if (templates.includes(pathname)) return pathname;
   return templates.find((template) => {
@@ -114,7 +145,8 @@ export function assertMatchesDocument(
   response: ObservedResponse,
 ): void {
   const where = `${method.toUpperCase()} ${pathTemplate} → ${response.status}`;
-  const pathItem = doc.document.paths[pathTemplate];
+  // A template written as the request path (/v1/pets) is read through the server URL (/pets).
+  const pathItem = doc.document.paths[pathTemplate] ?? doc.document.paths[relativeToServer(doc, pathTemplate) ?? ''];
   assert.ok(pathItem, `${where}: path not in the OpenAPI document`);
   const operation = pathItem[method.toLowerCase()];
   assert.ok(operation, `${where}: operation not in the OpenAPI document`);
@@ -122,11 +154,13 @@ export function assertMatchesDocument(
   const documented = operation.responses[statusKey] ?? operation.responses['default'];
   assert.ok(
     documented,
-    `${where}: status not documented for ${operation.operationId ?? 'the operation'} (documented: ${Object.keys(operation.responses).join(', ')}); body ${response.bodyText.slice(0, 300)}`,
+    `${where}: status not documented for ${operation.operationId ?? 'the operation'} ` +
+      `(documented: ${Object.keys(operation.responses).join(', ')}); body ${response.bodyText.slice(0, 300)}`,
   );
   const responseKey = operation.responses[statusKey] ? statusKey : 'default';
 
-  for (const [name, header] of Object.entries(documented.headers ?? {})) {
+  for (const [name, use] of Object.entries(documented.headers ?? {})) {
+    const header = resolveHeader(doc, use, where);
     const value = response.headers.get(name);
     if (value === null) {
       assert.ok(header.required !== true, `${where}: required header ${name} is missing`);
@@ -166,8 +200,17 @@ export function assertMatchesDocument(
   const validate = validatorFor(doc, `body:${pathTemplate}:${method}:${responseKey}`, media.schema);
   assert.ok(
     validate(body),
-    `${where}: body does not match the documented schema: ${doc.ajv.errorsText(validate.errors)}; body ${response.bodyText.slice(0, 300)}`,
+    `${where}: body does not match the documented schema: ${doc.ajv.errorsText(validate.errors)}; ` +
+      `body ${response.bodyText.slice(0, 300)}`,
   );
+}
+
+function resolveHeader(doc: ContractDocument, use: HeaderObject | HeaderReference, where: string): HeaderObject {
+  if (!('$ref' in use)) return use;
+  assert.ok(use.$ref.startsWith(HEADER_COMPONENTS_PATH), `${where}: header $ref ${use.$ref} is not a header component`);
+  const header = doc.document.components.headers?.[use.$ref.slice(HEADER_COMPONENTS_PATH.length)];
+  assert.ok(header, `${where}: header $ref ${use.$ref} resolves to nothing`);
+  return header;
 }
 
 /** One response seen by an `api()` client, already checked against the document. */
