@@ -1,37 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 
-/** A PostgreSQL database URL for one benchmark run, and how to remove what the run left there. */
-export interface BenchDatabase {
+/** A database URL whose connections work in a schema of their own, and how to drop that schema. */
+export interface BenchSchema {
   readonly url: string;
   drop(): Promise<void>;
 }
 
 /**
- * The benchmark seeds 10,000 pets and an account: on PostgreSQL they go into a schema of their
- * own, `petstore_bench_<random>`, selected with the libpq `options` parameter as an operator would
- * select one, and dropped at the end, so a run leaves the database as it found it. A URL that
- * already names its schema (`options=…`) is used as it is, and kept.
+ * Seeds go into `petstore_bench_<random>`, selected with libpq's `options` parameter as an operator
+ * would select a schema, and dropped at the end, so a run leaves the database as it found it.
  */
-export async function benchDatabase(baseUrl: string): Promise<BenchDatabase> {
-  if (new URL(baseUrl).searchParams.has('options')) return { url: baseUrl, drop: async () => undefined };
+export async function createBenchSchema(baseUrl: string): Promise<BenchSchema> {
   const schema = `petstore_bench_${randomBytes(6).toString('hex')}`;
-  await withClient(baseUrl, (client) => client.query(`CREATE SCHEMA ${schema}`));
-  const separator = baseUrl.includes('?') ? '&' : '?';
-  return {
-    url: `${baseUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    drop: () =>
-      withClient(baseUrl, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => undefined),
-  };
+  await query(baseUrl, `CREATE SCHEMA ${schema}`);
+  const url = new URL(baseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => query(baseUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
 }
 
-async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+async function query(url: string, sql: string): Promise<void> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
   await client.connect();
   try {
-    return await work(client);
+    await client.query(sql);
   } finally {
-    await client.end().catch(() => undefined);
+    await client.end();
   }
 }
