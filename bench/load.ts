@@ -13,53 +13,36 @@ export interface LoadTarget {
 }
 
 export interface Scenario {
-  readonly name: ScenarioName;
+  /** Also how the bare server recognises its requests: the method and the path with its trailing id as `{id}`. */
   readonly title: string;
-  readonly method: 'GET' | 'POST';
-  /** The request whose answer the bare server sends back for this scenario. */
-  readonly samplePath: (petIds: readonly string[]) => string;
-  readonly barePathPrefix: string;
+  readonly name: ScenarioName;
+  /** The requests sent to a target with these pet ids; the first is the sample whose answer the bare server sends. */
   readonly requests: (petIds: readonly string[]) => autocannon.Request[];
 }
 
 export const POST_BODY = JSON.stringify({ name: 'Bench', categoryId: 42, status: 'available' });
-const JSON_HEADERS = { 'content-type': 'application/json' };
-
-/**
- * The get scenario asks for a different seeded pet each time (not one hot row), in an order drawn
- * once and used for every target: positions in the ascending id list, since ids may differ by target.
- */
-function getScenario(petCount: number): Scenario {
-  const positions = Array.from({ length: Math.min(1000, petCount) }, () => Math.floor(Math.random() * petCount));
-  return {
-    name: 'get',
-    title: 'GET /v1/pets/{id}',
-    method: 'GET',
-    samplePath: (ids) => `/v1/pets/${ids[Math.floor(ids.length / 2)] ?? ''}`,
-    barePathPrefix: '/v1/pets/',
-    requests: (ids) => positions.map((position) => ({ method: 'GET', path: `/v1/pets/${ids[position] ?? ''}` })),
-  };
-}
 
 export function buildScenarios(names: readonly ScenarioName[], petCount: number): Scenario[] {
+  // A different seeded pet per request (not one hot row), in one order for every target: positions in its ids.
+  const positions = Array.from({ length: Math.min(1000, petCount) }, () => Math.floor(Math.random() * petCount));
+  const post: autocannon.Request = {
+    method: 'POST',
+    path: '/v1/pets',
+    body: POST_BODY,
+    headers: { 'content-type': 'application/json' },
+  };
   const all: Record<ScenarioName, Scenario> = {
     list: {
       name: 'list',
       title: 'GET /v1/pets?limit=20',
-      method: 'GET',
-      samplePath: () => '/v1/pets?limit=20',
-      barePathPrefix: '/v1/pets',
       requests: () => [{ method: 'GET', path: '/v1/pets?limit=20' }],
     },
-    get: getScenario(petCount),
-    post: {
-      name: 'post',
-      title: 'POST /v1/pets',
-      method: 'POST',
-      samplePath: () => '/v1/pets',
-      barePathPrefix: '/v1/pets',
-      requests: () => [{ method: 'POST', path: '/v1/pets', body: POST_BODY, headers: JSON_HEADERS }],
+    get: {
+      name: 'get',
+      title: 'GET /v1/pets/{id}',
+      requests: (ids) => positions.map((position) => ({ method: 'GET', path: `/v1/pets/${ids[position] ?? 0}` })),
     },
+    post: { name: 'post', title: 'POST /v1/pets', requests: () => [post] },
   };
   return names.map((name) => all[name]);
 }
@@ -70,16 +53,11 @@ export interface LoadResult extends RunFigures {
 }
 
 /**
- * Loads one target with autocannon for `seconds`. Figures come from a window that opens once
- * autocannon has built its requests, and latency from each response's own timing, at microsecond
- * resolution (autocannon's own histogram counts whole milliseconds, too coarse for 1 ms answers).
+ * Loads one target with autocannon for `seconds`. The window opens once autocannon has built its
+ * requests; latency comes from each response's own timing, in microseconds (autocannon's own
+ * histogram counts whole milliseconds, too coarse for 1 ms answers).
  */
-export async function measure(
-  target: LoadTarget,
-  scenario: Scenario,
-  connections: number,
-  seconds: number,
-): Promise<LoadResult> {
+export async function measure(target: LoadTarget, scenario: Scenario, connections: number, seconds: number) {
   const requests = scenario.requests(target.petIds);
   const { promise, resolve, reject } = Promise.withResolvers<autocannon.Result>();
   const instance = autocannon(
@@ -97,12 +75,10 @@ export async function measure(
         );
       },
     },
-    (error: unknown, result) =>
-      error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result),
+    (error: unknown, result) => (error ? reject(new Error(String(error))) : resolve(result)),
   );
   const latencyMicros = createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 });
-  let counting = true;
-  let non2xx = 0;
+  let [counting, non2xx] = [true, 0];
   instance.on('response', (_client, statusCode, _bytes, responseTime) => {
     if (!counting) return;
     latencyMicros.record(Math.max(1, Math.round(responseTime * 1000)));
@@ -113,16 +89,12 @@ export async function measure(
   counting = false;
   const elapsedSeconds = (performance.now() - started) / 1000;
   instance.stop();
-  const result = await promise;
+  const { errors, timeouts } = await promise;
   const problems = [
     non2xx > 0 ? `${non2xx} non-2xx responses` : '',
-    result.errors > 0 ? `${result.errors} connection errors (${result.timeouts} timeouts)` : '',
+    errors > 0 ? `${errors} connection errors (${timeouts} timeouts)` : '',
     latencyMicros.count === 0 ? 'no responses' : '',
   ].filter(Boolean);
-  return {
-    requestsPerSecond: latencyMicros.count / elapsedSeconds,
-    p50Ms: latencyMicros.percentile(50) / 1000,
-    p99Ms: latencyMicros.percentile(99) / 1000,
-    problems,
-  };
+  const [p50Ms, p99Ms] = [latencyMicros.percentile(50) / 1000, latencyMicros.percentile(99) / 1000];
+  return { requestsPerSecond: latencyMicros.count / elapsedSeconds, p50Ms, p99Ms, problems } satisfies LoadResult;
 }

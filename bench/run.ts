@@ -1,22 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { BareResponse } from './bare-server.ts';
+import { requestShape, type BareResponses } from './bare-server.ts';
 import { checkOutBaseline } from './baseline.ts';
-import { buildScenarios, measure, POST_BODY, type LoadTarget, type Scenario } from './load.ts';
+import { buildScenarios, measure, type LoadTarget, type Scenario } from './load.ts';
 import { createBenchSchema } from './postgres-schema.ts';
-import { cleanEnv, startServer } from './processes.ts';
 import { formatScenario, type RunFigures } from './report.ts';
-import { startService } from './service.ts';
+import { seedPets, startBare, startService } from './servers.ts';
 import { loadSettings, type BenchSettings } from './settings.ts';
 
 /**
- * `npm run bench [-- --baseline <git-ref>]`: the service, and in compare mode an earlier commit's,
- * against a bare node:http server, in interleaved rounds; medians and ratios on stdout (see README.md).
+ * `npm run bench [-- --baseline <git-ref>]`: the service (and in compare mode an earlier commit's)
+ * against a bare node:http server, in alternating rounds; medians and ratios on stdout. See README.md.
  */
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.ts', import.meta.url));
+const ROOT = join(import.meta.dirname, '..');
 const PETS = 10_000;
 const WARMUP_SECONDS = 2;
 
@@ -33,25 +30,19 @@ async function databaseUrl(settings: BenchSettings, workDir: string, name: strin
   return schema.url;
 }
 
-/** Starts the bare server with the body the service gave for each scenario's sample request. */
-async function startBare(scenarios: readonly Scenario[], service: LoadTarget, cleanUps: CleanUp[]) {
-  const responses: BareResponse[] = [];
+/** The service's answer to each scenario's first request: the body, of the same size, that the bare server sends. */
+async function bareResponses(scenarios: readonly Scenario[], service: LoadTarget): Promise<BareResponses> {
+  const responses: BareResponses = {};
   for (const scenario of scenarios) {
-    const response = await fetch(`${service.url}${scenario.samplePath(service.petIds)}`, {
-      method: scenario.method,
-      headers: { authorization: `Bearer ${service.key ?? ''}`, 'content-type': 'application/json' },
-      body: scenario.method === 'POST' ? POST_BODY : null,
-    });
-    const body = await response.text();
-    if (!response.ok) throw new Error(`${scenario.title}: ${service.name} answered ${response.status}: ${body}`);
-    responses.push({ method: scenario.method, pathPrefix: scenario.barePathPrefix, status: response.status, body });
+    const [sample] = scenario.requests(service.petIds);
+    const { method = 'GET', path = '/', body = null } = sample ?? {};
+    const headers = { authorization: `Bearer ${service.key ?? ''}`, 'content-type': 'application/json' };
+    const response = await fetch(`${service.url}${path}`, { method, headers, body });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${scenario.title}: ${service.name} answered ${response.status}: ${text}`);
+    responses[requestShape(method, path)] = { status: response.status, body: text };
   }
-  // Longest prefix first, so that /v1/pets/{id} is not taken for /v1/pets.
-  responses.sort((a, b) => b.pathPrefix.length - a.pathPrefix.length);
-  const env = cleanEnv({ BARE_RESPONSES: JSON.stringify(responses) });
-  const bare = await startServer('bare server', ROOT, [BARE_SCRIPT], env);
-  cleanUps.push(() => bare.stop());
-  return { name: 'bare', url: bare.url, key: undefined, petIds: service.petIds };
+  return responses;
 }
 
 /** Every target in every round, in an order rotated round by round, so that none is always measured first. */
@@ -61,20 +52,20 @@ async function runRounds(settings: BenchSettings, scenarios: readonly Scenario[]
   for (const scenario of scenarios) {
     for (const target of targets) await measure(target, scenario, settings.connections, WARMUP_SECONDS);
   }
-  for (let round = 0; round < settings.rounds; round += 1) {
-    const order = targets.map((_, index) => targets[(index + round) % targets.length] as LoadTarget);
+  for (let round = 1; round <= settings.rounds; round += 1) {
+    const order = targets.map((_, index) => targets[(index + round - 1) % targets.length] as LoadTarget);
     for (const scenario of scenarios) {
       for (const target of order) {
+        const run = `${scenario.name} ${target.name}`;
         const result = await measure(target, scenario, settings.connections, settings.durationSeconds);
-        const key = `${scenario.name}/${target.name}`;
-        runs.set(key, [...(runs.get(key) ?? []), result]);
-        problems.push(
-          ...result.problems.map((problem) => `round ${round + 1}, ${scenario.name}, ${target.name}: ${problem}`),
-        );
-        log(
-          `round ${round + 1} ${scenario.name} ${target.name}: ${Math.round(result.requestsPerSecond)} req/s, ` +
-            `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`,
-        );
+        runs.set(run, [...(runs.get(run) ?? []), result]);
+        problems.push(...result.problems.map((problem) => `round ${round} ${run}: ${problem}`));
+        const [perSecond, p50, p99] = [
+          result.requestsPerSecond.toFixed(0),
+          result.p50Ms.toFixed(2),
+          result.p99Ms.toFixed(2),
+        ];
+        log(`round ${round} ${run}: ${perSecond} req/s, p50 ${p50} ms, p99 ${p99} ms`);
       }
     }
   }
@@ -95,23 +86,19 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
   for (const { name, dir } of checkouts) {
     log(`seeding ${PETS} pets into ${name}`);
     const url = await databaseUrl(settings, workDir, name, cleanUps);
-    const started = await startService({
-      name,
-      checkout: dir,
-      databaseUrl: url,
-      redisUrl: settings.redisUrl,
-      pets: PETS,
-    });
-    cleanUps.push(() => started.server.stop());
-    services.push(started.target);
+    const { server, key } = await startService(name, dir, url, settings.redisUrl);
+    cleanUps.push(() => server.stop());
+    services.push({ name, url: server.url, key, petIds: await seedPets(server.url, key, PETS) });
   }
   const scenarios = buildScenarios(settings.scenarios, PETS);
-  const targets = [await startBare(scenarios, services.at(-1) as LoadTarget, cleanUps), ...services];
-  const seconds = settings.durationSeconds;
-  log(`${settings.rounds} rounds of ${seconds} s per scenario and target, ${settings.connections} connections`);
+  const current = services.at(-1) as LoadTarget;
+  const bare = await startBare(await bareResponses(scenarios, current));
+  cleanUps.push(() => bare.stop());
+  const targets = [{ name: 'bare', url: bare.url, key: undefined, petIds: current.petIds }, ...services];
+  log(`${settings.rounds} rounds of ${settings.durationSeconds} s per scenario and target`);
   const { runs, problems } = await runRounds(settings, scenarios, targets);
   for (const scenario of scenarios) {
-    const perTarget = targets.map(({ name }) => ({ target: name, runs: runs.get(`${scenario.name}/${name}`) ?? [] }));
+    const perTarget = targets.map(({ name }) => ({ target: name, runs: runs.get(`${scenario.name} ${name}`) ?? [] }));
     process.stdout.write(`\n${formatScenario(scenario.title, perTarget)}\n`);
   }
   for (const problem of problems) log(problem);
@@ -121,13 +108,11 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
 async function main(): Promise<number> {
   const cleanUps: CleanUp[] = [];
   let cleaning: Promise<void> | undefined;
-  // Last in, first out: servers stop before their schema, worktree and files go.
+  // Last in, first out: the servers stop before their schemas, the worktree and the files go.
   const cleanUp = () =>
     (cleaning ??= (async () => {
       for (const step of cleanUps.reverse())
-        await Promise.resolve()
-          .then(step)
-          .catch((error: unknown) => log(`clean-up: ${error}`));
+        await (async () => step())().catch((error: unknown) => log(`clean-up: ${String(error)}`));
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));

@@ -16,43 +16,24 @@ export interface BenchSettings {
   readonly baseline: string | undefined;
 }
 
-export class SettingsError extends Error {}
-
 export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv): BenchSettings {
-  const { values } = parseArgs({ args: [...argv], options: { baseline: { type: 'string' } }, strict: true });
-  const databaseUrl = text(env['BENCH_DATABASE_URL']);
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/.+/.test(databaseUrl)) {
-    throw new SettingsError(`BENCH_DATABASE_URL must be postgres://… (got '${databaseUrl}')`);
-  }
+  const { values } = parseArgs({ args: [...argv], options: { baseline: { type: 'string' } } });
+  const names = (env['BENCH_SCENARIOS'] || SCENARIO_NAMES.join(',')).split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !SCENARIO_NAMES.some((known) => known === name));
+  if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}; use ${SCENARIO_NAMES}`);
   return {
     durationSeconds: positive(env, 'BENCH_DURATION', 10),
     rounds: positive(env, 'BENCH_ROUNDS', 3),
     connections: positive(env, 'BENCH_CONNECTIONS', 50),
-    scenarios: scenarioList(text(env['BENCH_SCENARIOS'])),
-    databaseUrl,
-    redisUrl: text(env['BENCH_REDIS_URL']),
-    baseline: text(values.baseline) ?? text(env['BENCH_BASELINE']),
+    scenarios: SCENARIO_NAMES.filter((name) => names.includes(name)),
+    databaseUrl: env['BENCH_DATABASE_URL'] || undefined,
+    redisUrl: env['BENCH_REDIS_URL'] || undefined,
+    baseline: values.baseline || env['BENCH_BASELINE'] || undefined,
   };
 }
 
-function text(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
-}
-
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = text(env[name]);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1)
-    throw new SettingsError(`${name} must be a positive integer (got '${raw}')`);
+  const value = Number(env[name] || fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer (got '${env[name]}')`);
   return value;
-}
-
-function scenarioList(raw: string | undefined): ScenarioName[] {
-  if (raw === undefined) return [...SCENARIO_NAMES];
-  const names = raw.split(',').map((name) => name.trim());
-  const unknown = names.filter((name) => !SCENARIO_NAMES.some((known) => known === name));
-  if (unknown.length > 0) throw new SettingsError(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
-  return SCENARIO_NAMES.filter((name) => names.includes(name));
 }
