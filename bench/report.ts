@@ -33,30 +33,31 @@ export function throughputRatio(of: readonly RunFigures[], to: readonly RunFigur
   return medianFigures(of).requestsPerSecond / medianFigures(to).requestsPerSecond;
 }
 
+const line = (cells: readonly string[]): string =>
+  cells.map((cell, column) => (column === 0 ? cell.padEnd(9) : cell.padStart(column === 4 ? 14 : 8))).join(' ');
+
 /** A table of one scenario: medians per target, the ratio to `bare`, and current/baseline when both ran. */
 export function formatScenario(title: string, targets: readonly TargetRuns[]): string {
-  const bare = targets.find((entry) => entry.target === 'bare');
-  const header = ['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare'];
+  const runsOf = (name: string) => targets.find(({ target }) => target === name)?.runs;
+  const [bare, baseline, current] = [runsOf('bare'), runsOf('baseline'), runsOf('current')];
   const rows = targets.map(({ target, runs }) => {
-    const figures = medianFigures(runs);
-    return [
+    const { requestsPerSecond, p50Ms, p99Ms } = medianFigures(runs);
+    const ratio = bare === undefined ? '' : throughputRatio(runs, bare).toFixed(2);
+    return line([
       target,
-      Math.round(figures.requestsPerSecond).toLocaleString('en-US'),
-      figures.p50Ms.toFixed(2),
-      figures.p99Ms.toFixed(2),
-      bare === undefined ? '' : throughputRatio(runs, bare.runs).toFixed(2),
-    ];
+      Math.round(requestsPerSecond).toLocaleString('en-US'),
+      p50Ms.toFixed(2),
+      p99Ms.toFixed(2),
+      ratio,
+    ]);
   });
-  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((cell, column) => (column === 0 ? cell.padEnd(widths[0] ?? 0) : cell.padStart(widths[column] ?? 0)))
-      .join('  ');
-  const lines = [`${title} (median of ${bare?.runs.length ?? 0} rounds)`, line(header), ...rows.map(line)];
-  const current = targets.find((entry) => entry.target === 'current');
-  const baseline = targets.find((entry) => entry.target === 'baseline');
-  if (current !== undefined && baseline !== undefined) {
-    lines.push(`current/baseline req/s: ${throughputRatio(current.runs, baseline.runs).toFixed(3)}`);
-  }
-  return lines.join('\n');
+  const header = [
+    `${title} (medians of ${targets[0]?.runs.length ?? 0} rounds)`,
+    line(['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare']),
+  ];
+  const comparison =
+    current === undefined || baseline === undefined
+      ? []
+      : [`current/baseline req/s: ${throughputRatio(current, baseline).toFixed(3)}`];
+  return [...header, ...rows, ...comparison].join('\n');
 }

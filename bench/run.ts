@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { requestShape, type BareResponses } from './bare-server.ts';
 import { checkOutBaseline } from './baseline.ts';
 import { buildScenarios, measure, type LoadTarget, type Scenario } from './load.ts';
-import { createBenchSchema } from './postgres-schema.ts';
 import { formatScenario, type RunFigures } from './report.ts';
 import { seedPets, startBare, startService } from './servers.ts';
 import { loadSettings, type BenchSettings } from './settings.ts';
@@ -23,11 +24,20 @@ function log(message: string): void {
   process.stderr.write(`bench: ${message}\n`);
 }
 
+/** A fresh SQLite file, or a PostgreSQL schema of its own selected with libpq's `options`, dropped at the end. */
 async function databaseUrl(settings: BenchSettings, workDir: string, name: string, cleanUps: CleanUp[]) {
   if (settings.databaseUrl === undefined) return `sqlite:${join(workDir, `${name}.db`)}`;
-  const schema = await createBenchSchema(settings.databaseUrl);
-  cleanUps.push(() => schema.drop());
-  return schema.url;
+  const schema = `petstore_bench_${randomBytes(6).toString('hex')}`;
+  const query = async (sql: string): Promise<void> => {
+    const client = new Client({ connectionString: settings.databaseUrl, connectionTimeoutMillis: 5000 });
+    await client.connect();
+    await client.query(sql).finally(() => client.end());
+  };
+  await query(`CREATE SCHEMA ${schema}`);
+  cleanUps.push(() => query(`DROP SCHEMA ${schema} CASCADE`));
+  const url = new URL(settings.databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
 }
 
 /** The service's answer to each scenario's first request: the body, of the same size, that the bare server sends. */

@@ -3,20 +3,10 @@ import { parseArgs } from 'node:util';
 export const SCENARIO_NAMES = ['list', 'get', 'post'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
-/** One benchmark run, from BENCH_* variables and the command line. */
-export interface BenchSettings {
-  readonly durationSeconds: number;
-  readonly rounds: number;
-  readonly connections: number;
-  readonly scenarios: readonly ScenarioName[];
-  /** PostgreSQL instead of a temporary SQLite file; each server gets a schema of its own. */
-  readonly databaseUrl: string | undefined;
-  readonly redisUrl: string | undefined;
-  /** A git ref to compare the current checkout with. */
-  readonly baseline: string | undefined;
-}
+/** One benchmark run, from BENCH_* variables and the command line (`--baseline <git-ref>`). */
+export type BenchSettings = ReturnType<typeof loadSettings>;
 
-export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv): BenchSettings {
+export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv) {
   const { values } = parseArgs({ args: [...argv], options: { baseline: { type: 'string' } } });
   const names = (env['BENCH_SCENARIOS'] || SCENARIO_NAMES.join(',')).split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !SCENARIO_NAMES.some((known) => known === name));
@@ -25,7 +15,8 @@ export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv): B
     durationSeconds: positive(env, 'BENCH_DURATION', 10),
     rounds: positive(env, 'BENCH_ROUNDS', 3),
     connections: positive(env, 'BENCH_CONNECTIONS', 50),
-    scenarios: SCENARIO_NAMES.filter((name) => names.includes(name)),
+    scenarios: SCENARIO_NAMES.filter((name) => names.includes(name)) as readonly ScenarioName[],
+    /** PostgreSQL instead of a temporary SQLite file; each server gets a schema of its own. */
     databaseUrl: env['BENCH_DATABASE_URL'] || undefined,
     redisUrl: env['BENCH_REDIS_URL'] || undefined,
     baseline: values.baseline || env['BENCH_BASELINE'] || undefined,

@@ -32,7 +32,7 @@ describe('bench report', () => {
       { target: 'current', runs: [run(1100), run(1000), run(1200)] },
     ]);
     const lines = table.split('\n');
-    assert.equal(lines[0], 'GET /v1/pets?limit=20 (median of 3 rounds)');
+    assert.equal(lines[0], 'GET /v1/pets?limit=20 (medians of 3 rounds)');
     assert.match(lines[2] ?? '', /^bare\s+2,000\s+1\.00\s+4\.00\s+1\.00$/);
     assert.match(lines[3] ?? '', /^baseline\s+1,000 .* 0\.50$/);
     assert.match(lines[4] ?? '', /^current\s+1,100 .* 0\.55$/);
