@@ -1,73 +1,37 @@
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
+/** What the bare server sends, by request shape: the method and the path with a trailing id as `{id}`. */
+export type BareResponses = Record<string, { readonly status: number; readonly body: string }>;
+
+export function requestShape(method: string, path: string): string {
+  return `${method} ${path.replace(/\/\d+$/, '/{id}')}`;
+}
+
 /**
- * The baseline: a bare node:http server that answers with pre-serialised bodies of the same size
- * as the service's answers, so the ratio service/bare measures what the service adds on top of
- * Node's HTTP stack. BARE_RESPONSES names a JSON file of `BareResponse`s; a request gets the first
- * one whose method and path prefix match (the last one is the fallback). No logging, no parsing.
+ * The reference: node:http answering pre-serialised bodies as large as the service's, with no
+ * routing, validation, storage or logging, so service/bare is what the service adds to Node's HTTP
+ * stack. Runs as a child process: BARE_RESPONSES holds the answers, PORT and HOST the address.
  */
-export interface BareResponse {
-  readonly method: string;
-  readonly pathPrefix: string;
-  readonly statusCode: number;
-  readonly body: string;
-}
-
-interface PreparedResponse {
-  readonly method: string;
-  readonly pathPrefix: string;
-  readonly statusCode: number;
-  readonly body: Buffer;
-  readonly headers: Readonly<Record<string, string>>;
-}
-
-function prepare(responses: readonly BareResponse[]): PreparedResponse[] {
-  return responses.map((response) => {
-    const body = Buffer.from(response.body, 'utf8');
-    return {
-      method: response.method,
-      pathPrefix: response.pathPrefix,
-      statusCode: response.statusCode,
-      body,
-      headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
-    };
-  });
-}
-
 function main(): void {
-  const file = process.env['BARE_RESPONSES'];
-  const port = Number(process.env['PORT'] ?? '0');
-  const host = process.env['HOST'] ?? '127.0.0.1';
-  if (!file) {
-    process.stderr.write('bare-server: BARE_RESPONSES (a JSON file of responses) is required\n');
-    process.exit(2);
-  }
-  const responses = prepare(JSON.parse(readFileSync(file, 'utf8')) as BareResponse[]);
-  const fallback = responses[responses.length - 1];
-  if (!fallback) {
-    process.stderr.write('bare-server: BARE_RESPONSES lists no response\n');
-    process.exit(2);
-  }
-  const server = createServer({ keepAliveTimeout: 72_000 }, (request, response) => {
-    const url = request.url ?? '/';
-    const chosen =
-      responses.find((candidate) => candidate.method === request.method && url.startsWith(candidate.pathPrefix)) ??
-      fallback;
-    // Answer once the request body (POST) has been read, as the service must.
-    request.resume();
-    request.once('end', () => {
-      response.writeHead(chosen.statusCode, chosen.headers);
-      response.end(chosen.body);
+  const responses = new Map(
+    Object.entries(JSON.parse(process.env['BARE_RESPONSES'] ?? '{}') as BareResponses).map(
+      ([shape, { status, body }]) => {
+        const bytes = Buffer.from(body);
+        const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(bytes.length) };
+        return [shape, { status, bytes, headers }];
+      },
+    ),
+  );
+  const server = createServer((request, reply) => {
+    const chosen = responses.get(requestShape(request.method ?? '', request.url ?? ''));
+    // The service reads a POST's body before it answers, so the reference does too.
+    request.resume().once('end', () => {
+      if (chosen === undefined) reply.writeHead(404).end();
+      else reply.writeHead(chosen.status, chosen.headers).end(chosen.bytes);
     });
   });
-  server.listen(port, host);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      server.close(() => process.exit(0));
-      server.closeAllConnections();
-    });
-  }
+  server.listen(Number(process.env['PORT']), process.env['HOST']);
+  process.once('SIGTERM', () => process.exit(0));
 }
 
 if (import.meta.main) main();

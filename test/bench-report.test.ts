@@ -1,50 +1,41 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RunFigures } from '../bench/measure.ts';
-import { medianInterval, summarizeLimitsCost } from '../bench/report.ts';
-import { buildScenarios } from '../bench/scenarios.ts';
+import { formatScenario, median, medianFigures, throughputRatio, type RunFigures } from '../bench/report.ts';
 
-function run(requestsPerSecond: number, targetCpuPercent: number): RunFigures {
-  return {
-    requestsPerSecond,
-    p50Ms: 1,
-    p99Ms: 2,
-    responses: requestsPerSecond,
-    non2xx: 0,
-    errors: 0,
-    timeouts: 0,
-    statusCodes: { '200': requestsPerSecond },
-    targetCpuPercent,
-    loadGeneratorCpuPercent: 50,
-    otherCpuPercent: 0,
-    stealCpuPercent: 0,
-  };
+function run(requestsPerSecond: number, p50Ms = 1, p99Ms = 4): RunFigures {
+  return { requestsPerSecond, p50Ms, p99Ms };
 }
 
-describe('bench report: the limits step cost', () => {
-  it('gives the order-statistic 95% interval of a median', () => {
-    const ten = [9, 1, 8, 2, 7, 3, 6, 4, 5, 10];
-    // n = 10: [x(2), x(9)] holds the median with probability 1 - 2·11/1024.
-    assert.deepEqual(medianInterval(ten), { low: 2, high: 9, confidence: 1 - 22 / 1024 });
-    // n = 12: [x(3), x(10)], 1 - 2·79/4096.
-    assert.deepEqual(medianInterval([...ten, 11, 12]), { low: 3, high: 10, confidence: 1 - 158 / 4096 });
-    // Too few for 95%: the whole range, with the confidence it really has.
-    assert.deepEqual(medianInterval([3, 1, 2, 4]), { low: 1, high: 4, confidence: 1 - 2 / 16 });
+describe('bench report', () => {
+  it('takes the middle value, or the mean of the two middle ones, whatever the order', () => {
+    assert.equal(median([30, 10, 20]), 20);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.equal(median([7]), 7);
+    assert.throws(() => median([]), RangeError);
   });
 
-  it('takes the cost from the median of the runs, each run pairing both variants loaded at once', () => {
-    const [scenario] = buildScenarios(['get'], { first: 1, last: 10 });
-    assert.ok(scenario);
-    // Per run: the service at 90, 95 and 60 of the variant without limits (the last a disturbed run).
-    const withLimits = [run(900, 45), run(1900, 47.5), run(600, 30)];
-    const without = [run(1000, 45), run(2000, 47.5), run(1000, 45)];
-    const cost = summarizeLimitsCost(scenario, withLimits, without, 0.1);
-    assert.ok(Math.abs(cost.cost - 0.1) < 1e-9, `cost ${cost.cost}`);
-    assert.equal(cost.verdict, 'PASS');
-    assert.equal(cost.runs, 3);
-    // CPU per request: 500 µs against 450 µs in the first run, so 10% of the service's capacity.
-    assert.ok(cost.cpuCost !== undefined && Math.abs(cost.cpuCost - 0.1) < 1e-9, `cpu cost ${String(cost.cpuCost)}`);
-    assert.equal(cost.serversCpuPercent, 90);
-    assert.equal(summarizeLimitsCost(scenario, [run(800, 40)], [run(1000, 40)], 0.1).verdict, 'BELOW');
+  it('takes each figure’s median on its own, so one slow round moves none of them', () => {
+    const figures = medianFigures([run(1000, 1.2, 5), run(400, 3, 30), run(900, 1.1, 4)]);
+    assert.deepEqual(figures, { requestsPerSecond: 900, p50Ms: 1.2, p99Ms: 5 });
+  });
+
+  it('gives ratios of median throughputs', () => {
+    const bare = [run(2000), run(1000), run(1800)];
+    const service = [run(900), run(500), run(1000)];
+    assert.equal(throughputRatio(service, bare), 0.5);
+  });
+
+  it('prints the ratio to bare per target, and current/baseline when both ran', () => {
+    const table = formatScenario('GET /v1/pets?limit=20', [
+      { target: 'bare', runs: [run(2000), run(2200), run(1800)] },
+      { target: 'baseline', runs: [run(1000), run(900), run(1100)] },
+      { target: 'current', runs: [run(1100), run(1000), run(1200)] },
+    ]);
+    const lines = table.split('\n');
+    assert.equal(lines[0], 'GET /v1/pets?limit=20 (medians of 3 rounds)');
+    assert.match(lines[2] ?? '', /^bare\s+2,000\s+1\.00\s+4\.00\s+1\.00$/);
+    assert.match(lines[3] ?? '', /^baseline\s+1,000 .* 0\.50$/);
+    assert.match(lines[4] ?? '', /^current\s+1,100 .* 0\.55$/);
+    assert.equal(lines[5], 'current/baseline req/s: 1.100');
   });
 });
