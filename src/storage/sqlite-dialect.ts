@@ -8,6 +8,7 @@ import {
   SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
+  type Compilable,
   type DatabaseConnection,
   type DialectAdapter,
   type Driver,
@@ -26,7 +27,7 @@ import {
   type PetIdempotency,
   type StoreDialect,
 } from './sql-store.ts';
-import type { NewPetRecord, PetRecord, Store } from './store.ts';
+import type { IdempotencyScope, IdempotentResponse, NewPetRecord, PetRecord, Store } from './store.ts';
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit is on disk
@@ -121,8 +122,8 @@ class NodeSqliteDatabase implements SqliteDatabase {
     return statement;
   }
 
-  /** Runs a compiled query at once, for work that must not yield (the group commit). */
-  rowsNow<Row>(query: CompiledQuery<Row>): Row[] {
+  /** Runs a statement at once, for work that must not yield (the group commit). */
+  rowsNow<Row>(query: PrecompiledQuery<Row>): Row[] {
     return this.prepare(query.sql).all(query.parameters) as Row[];
   }
 
@@ -190,6 +191,42 @@ class TransactionalDdlAdapter extends SqliteAdapter {
 // ---------------------------------------------------------------------------------------------
 // Group commit
 
+interface PrecompiledQuery<Row> {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+  /** Only carries the row type. */
+  readonly row?: Row;
+}
+
+/**
+ * Compiles a query once and binds each call's values in the order `parameters` lists them:
+ * building and compiling a Kysely query per row cost about as much as the commits themselves
+ * (~30 µs a row). Compiling a sample checks that order is the one Kysely binds in.
+ */
+function precompile<Args, Row>(
+  build: (args: Args) => Compilable<Row>,
+  parameters: (args: Args) => readonly unknown[],
+  sample: Args,
+): (args: Args) => PrecompiledQuery<Row> {
+  const compiled = build(sample).compile();
+  const expected = parameters(sample);
+  const sameOrder =
+    compiled.parameters.length === expected.length &&
+    compiled.parameters.every((value, index) => value === expected[index]);
+  if (!sameOrder) throw new Error(`unexpected parameter order in ${compiled.sql}`);
+  return (args) => ({ sql: compiled.sql, parameters: parameters(args) });
+}
+
+interface CreateArgs {
+  readonly pet: NewPetRecord;
+  readonly now: number;
+}
+
+interface CompleteArgs {
+  readonly scope: IdempotencyScope;
+  readonly response: IdempotentResponse;
+}
+
 interface PendingCreate {
   readonly pet: NewPetRecord;
   readonly now: number;
@@ -206,12 +243,24 @@ interface PendingCreate {
 class SqliteGroupCommit implements PetCommitter {
   private readonly db: Database;
   private readonly database: NodeSqliteDatabase;
+  private readonly insertStatement: (args: CreateArgs) => PrecompiledQuery<{ id: IntegerValue }>;
+  private readonly completeStatement: (args: CompleteArgs) => PrecompiledQuery<unknown>;
   private pending: PendingCreate[] = [];
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(db: Database, database: NodeSqliteDatabase) {
     this.db = db;
     this.database = database;
+    this.insertStatement = precompile<CreateArgs, { id: IntegerValue }>(
+      ({ pet, now }: CreateArgs) => insertPet(db, pet, now),
+      ({ pet, now }) => [pet.name, pet.categoryId, pet.status, now],
+      { pet: { name: 'name', categoryId: 1n, status: 'sold' }, now: 2 },
+    );
+    this.completeStatement = precompile<CompleteArgs, unknown>(
+      ({ scope, response }: CompleteArgs) => completeIdempotency(db, scope, response),
+      ({ scope, response }) => [response.statusCode, response.body, scope.accountId, scope.key],
+      { scope: { accountId: 3, key: 'key' }, response: { statusCode: 201, body: 'body' } },
+    );
   }
 
   create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord> {
@@ -256,12 +305,12 @@ class SqliteGroupCommit implements PetCommitter {
   }
 
   private insert(entry: PendingCreate): PetRecord {
-    const [row] = this.database.rowsNow(insertPet(this.db, entry.pet, entry.now).compile());
+    const [row] = this.database.rowsNow(this.insertStatement(entry));
     if (!row) throw new Error('INSERT … RETURNING returned no row');
     const pet: PetRecord = { id: Number(row.id), ...entry.pet };
     if (entry.idempotency) {
       const response = entry.idempotency.respond(pet);
-      this.database.rowsNow(completeIdempotency(this.db, entry.idempotency, response).compile());
+      this.database.rowsNow(this.completeStatement({ scope: entry.idempotency, response }));
     }
     return pet;
   }
