@@ -53,7 +53,10 @@ export function createLogger(level: string): { logger: Logger; accessLog: Access
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
-  const store = await openStore(config);
+  const store = await openStore(config, {
+    onIdleError: (error) =>
+      logger.warn({ err: error.message }, 'PostgreSQL closed an idle connection; the pool opens a new one when needed'),
+  });
   const metrics = createMetrics({ collectProcessMetrics: options.collectProcessMetrics ?? false });
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { StorageUnavailableError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
-import { openPostgresStore } from '../../src/storage/postgres-store.ts';
+import { openPostgresStore } from '../../src/storage/postgres-dialect.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { postgresBackend } from '../support/backends.ts';
 
@@ -134,7 +134,8 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
       is_identity: string;
     }>(
       `SELECT table_name, column_name, data_type, is_identity FROM information_schema.columns
-        WHERE table_schema = $1 AND column_name IN ('id', 'category_id', 'created_at') ORDER BY table_name, column_name`,
+        WHERE table_schema = $1 AND column_name IN ('id', 'category_id', 'created_at')
+        ORDER BY table_name, column_name`,
       [schema],
     );
     const columns = new Map(rows.map((row) => [`${row.table_name}.${row.column_name}`, row]));
@@ -158,7 +159,7 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
     assert.deepEqual(publicAfter, publicBefore, 'nothing lands in public');
   });
 
-  it('a statement that exceeds the timeout rejects with StorageUnavailableError, and the store carries on', async () => {
+  it('a statement over the timeout rejects with StorageUnavailableError, and the store carries on', async () => {
     const schema = schemaOf(postgres.databaseUrl);
     await admin.query('BEGIN');
     await admin.query(`LOCK TABLE ${schema}.pets IN ACCESS EXCLUSIVE MODE`);

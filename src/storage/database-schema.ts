@@ -1,0 +1,69 @@
+import type { ColumnType } from 'kysely';
+import type { PetStatus, Plan } from './store.ts';
+
+/**
+ * The tables as Kysely sees them, one interface per table. Integer columns read differently per
+ * backend: SQLite statements read them as exact bigints, PostgreSQL's driver returns `bigint`
+ * columns as decimal strings and `integer` ones as numbers. The row mappers in sql-store.ts turn
+ * all three into the record types, so `IntegerValue` is what every integer column selects as.
+ */
+export type IntegerValue = bigint | string | number;
+
+type Integer = ColumnType<IntegerValue, number | bigint, number | bigint>;
+type NullableInteger = ColumnType<IntegerValue | null, number | bigint | null, number | bigint | null>;
+/** Drawn by the database (identity / autoincrement), never supplied by callers. */
+type GeneratedId = ColumnType<IntegerValue, never, never>;
+
+export interface PetsTable {
+  id: GeneratedId;
+  name: string;
+  /** int64, kept exact on both backends. */
+  category_id: Integer;
+  status: PetStatus | null;
+  created_at: Integer;
+}
+
+export interface AccountsTable {
+  id: GeneratedId;
+  name: string;
+  plan: Plan;
+  per_minute: NullableInteger;
+  per_day: NullableInteger;
+  created_at: Integer;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: Integer;
+  /** SHA-256 of the plaintext key. */
+  hash: string;
+  created_at: Integer;
+  expires_at: NullableInteger;
+  revoked_at: NullableInteger;
+  last_used_at: NullableInteger;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: Integer;
+  key: string;
+  fingerprint: string;
+  created_at: Integer;
+  status_code: NullableInteger;
+  body: string | null;
+}
+
+export interface KeyBansTable {
+  id: GeneratedId;
+  key_id: string;
+  started_at: Integer;
+  until: Integer;
+  lifted_at: NullableInteger;
+}
+
+export interface DatabaseSchema {
+  pets: PetsTable;
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
+  key_bans: KeyBansTable;
+}

@@ -1,0 +1,157 @@
+import { sql, type ColumnDefinitionBuilder, type Kysely } from 'kysely';
+import type { DatabaseSchema } from './database-schema.ts';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+
+/**
+ * Frozen schema changes, one definition for both backends. Never edit a released migration; add a
+ * new one whose name sorts after the last. Only column types differ between the backends: ids are
+ * `bigint GENERATED ALWAYS AS IDENTITY` on PostgreSQL (never supplied by callers, never reused)
+ * and `INTEGER PRIMARY KEY AUTOINCREMENT` on SQLite; integers are `bigint` on PostgreSQL and
+ * `INTEGER` (64-bit) on SQLite. Times are milliseconds since the epoch on both.
+ */
+export interface MigrationDialect {
+  /** Column type of ids, counts, limits and times: 64-bit on both backends. */
+  readonly integerType: 'integer' | 'bigint';
+  /** Makes a column the table's generated, never-reused primary key. */
+  generatedId(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  /** Whether a table exists where unqualified names resolve (the schema of search_path on PostgreSQL). */
+  tableExists(db: Kysely<unknown>, table: string): Promise<boolean>;
+}
+
+/**
+ * The first release kept its own `schema_migrations` table (versions 1 and 2) and created the
+ * same tables as 0001 and 0002 here. Such a database is adopted: the migration that matches an
+ * applied release version checks its tables are there and is recorded without running, inside the
+ * migrator's transaction and under its lock, so adoption and recording are one atomic step.
+ */
+const RELEASE_ONE_VERSIONS: Readonly<Record<string, { version: number; tables: readonly string[] }>> = {
+  '0001-pets-accounts-keys-idempotency': {
+    version: 1,
+    tables: ['pets', 'accounts', 'api_keys', 'idempotency_keys'],
+  },
+  '0002-key-bans': { version: 2, tables: ['key_bans'] },
+};
+
+type MigrationBody = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
+
+const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
+  '0001-pets-accounts-keys-idempotency': async (db, { integerType, generatedId }) => {
+    await db.schema
+      .createTable('pets')
+      .addColumn('id', integerType, generatedId)
+      .addColumn('name', 'text', (column) => column.notNull())
+      .addColumn('category_id', integerType, (column) => column.notNull())
+      .addColumn('status', 'text', (column) => column.check(sql`status IN ('available', 'pending', 'sold')`))
+      .addColumn('created_at', integerType, (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
+    await db.schema
+      .createTable('accounts')
+      .addColumn('id', integerType, generatedId)
+      .addColumn('name', 'text', (column) => column.notNull().unique())
+      .addColumn('plan', 'text', (column) =>
+        column.notNull().check(sql`plan IN ('free', 'pro', 'business', 'enterprise')`),
+      )
+      .addColumn('per_minute', integerType)
+      .addColumn('per_day', integerType)
+      .addColumn('created_at', integerType, (column) => column.notNull())
+      .execute();
+    await db.schema
+      .createTable('api_keys')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('account_id', integerType, (column) => column.notNull().references('accounts.id'))
+      .addColumn('hash', 'text', (column) => column.notNull().unique())
+      .addColumn('created_at', integerType, (column) => column.notNull())
+      .addColumn('expires_at', integerType)
+      .addColumn('revoked_at', integerType)
+      .addColumn('last_used_at', integerType)
+      .execute();
+    await db.schema.createIndex('api_keys_account').on('api_keys').column('account_id').execute();
+    await db.schema
+      .createTable('idempotency_keys')
+      .addColumn('account_id', integerType, (column) => column.notNull())
+      .addColumn('key', 'text', (column) => column.notNull())
+      .addColumn('fingerprint', 'text', (column) => column.notNull())
+      .addColumn('created_at', integerType, (column) => column.notNull())
+      .addColumn('status_code', 'integer')
+      .addColumn('body', 'text')
+      .addPrimaryKeyConstraint('idempotency_keys_pkey', ['account_id', 'key'])
+      .execute();
+    await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
+  },
+  '0002-key-bans': async (db, { integerType, generatedId }) => {
+    await db.schema
+      .createTable('key_bans')
+      .addColumn('id', integerType, generatedId)
+      .addColumn('key_id', 'text', (column) => column.notNull().references('api_keys.id'))
+      .addColumn('started_at', integerType, (column) => column.notNull())
+      .addColumn('until', integerType, (column) => column.notNull())
+      .addColumn('lifted_at', integerType)
+      .execute();
+    await db.schema.createIndex('key_bans_key').on('key_bans').columns(['key_id', 'started_at']).execute();
+  },
+};
+
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
+
+/** Versions recorded in the first release's `schema_migrations` table; empty when there is none. */
+async function releaseOneVersions(db: Kysely<unknown>, dialect: MigrationDialect): Promise<ReadonlySet<number>> {
+  if (!(await dialect.tableExists(db, 'schema_migrations'))) return new Set();
+  const { rows } = await sql<{ version: number | bigint | string }>`SELECT version FROM schema_migrations`.execute(db);
+  return new Set(rows.map((row) => Number(row.version)));
+}
+
+/** Provides the migrations without reading the filesystem; notes which ones were adopted. */
+class AdoptingMigrationProvider implements MigrationProvider {
+  readonly adopted = new Set<string>();
+  private readonly dialect: MigrationDialect;
+  constructor(dialect: MigrationDialect) {
+    this.dialect = dialect;
+  }
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return Object.fromEntries(
+      Object.entries(MIGRATIONS).map(([name, body]) => [name, { up: (db) => this.apply(name, body, db) }]),
+    );
+  }
+
+  private async apply(name: string, body: MigrationBody, db: Kysely<unknown>): Promise<void> {
+    const released = RELEASE_ONE_VERSIONS[name];
+    if (released && (await releaseOneVersions(db, this.dialect)).has(released.version)) {
+      for (const table of released.tables) {
+        if (!(await this.dialect.tableExists(db, table))) {
+          throw new Error(`schema_migrations records version ${released.version} but table ${table} is missing`);
+        }
+      }
+      this.adopted.add(name);
+      return;
+    }
+    await body(db, this.dialect);
+  }
+}
+
+export interface MigrationTarget {
+  readonly db: Kysely<DatabaseSchema>;
+  readonly dialect: MigrationDialect;
+  /**
+   * Schema of Kysely's own bookkeeping tables. Needed on PostgreSQL, where Kysely would otherwise
+   * take a `kysely_migration` table in any schema of the database for its own.
+   */
+  readonly bookkeepingSchema?: string;
+}
+
+/**
+ * Applies pending migrations in one transaction under the backend's migration lock; returns how
+ * many ran (adopted ones do not count: nothing was applied to the database).
+ */
+export async function migrateToLatest(target: MigrationTarget): Promise<number> {
+  const provider = new AdoptingMigrationProvider(target.dialect);
+  const migrator = new Migrator({
+    db: target.db,
+    provider,
+    ...(target.bookkeepingSchema === undefined ? {} : { migrationTableSchema: target.bookkeepingSchema }),
+  });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error !== undefined) throw error;
+  return results.filter((result) => result.status === 'Success' && !provider.adopted.has(result.migrationName)).length;
+}

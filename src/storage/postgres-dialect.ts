@@ -1,0 +1,378 @@
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  sql,
+  type DialectAdapter,
+  type Kysely as KyselyInstance,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { StorageUnavailableError } from '../errors.ts';
+import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
+import { migrateToLatest, type MigrationDialect } from './migrations.ts';
+import {
+  completeIdempotency,
+  insertPet,
+  SqlStore,
+  type Database,
+  type PetCommitter,
+  type PetIdempotency,
+} from './sql-store.ts';
+import type { NewPetRecord, PetRecord, Store } from './store.ts';
+
+export interface PostgresStoreOptions {
+  /** Connections this instance may open. */
+  readonly poolSize: number;
+  /** Longest wait for a connection, and for each statement, before StorageUnavailableError. */
+  readonly timeoutMs: number;
+  /**
+   * Told about errors of idle connections (e.g. the server restarted). The pool has already dropped
+   * the connection and opens a new one on the next query; this is for logging only.
+   */
+  readonly onIdleError?: (error: Error) => void;
+}
+
+/**
+ * The PostgreSQL store: one pg.Pool per instance; several instances may share one database.
+ *
+ * - The schema is chosen with the standard libpq `options` parameter, e.g.
+ *   `postgres://u@h/db?options=-c%20search_path%3Dpetstore`; the URL's own settings win over the
+ *   defaults set here.
+ * - bigint columns arrive as strings: ids and times become numbers (they stay below 2^53),
+ *   category_id becomes an exact BigInt; a BigInt parameter is sent as its decimal string.
+ * - Connection failures and timeouts become StorageUnavailableError (HTTP 503); everything else,
+ *   e.g. a violated constraint, propagates as it is.
+ */
+export function openPostgresStore(url: string, options: PostgresStoreOptions): Store {
+  const pool = new TranslatingPool(
+    {
+      connectionString: url,
+      max: options.poolSize,
+      // Waiting for a free pooled connection and opening a new one are both bounded by this.
+      connectionTimeoutMillis: options.timeoutMs,
+      // The server cancels a statement at the timeout (57014, the connection stays usable)...
+      statement_timeout: options.timeoutMs,
+      // ...and the client gives up a little later if the server itself does not answer.
+      query_timeout: options.timeoutMs + Math.min(1000, options.timeoutMs),
+      // A connection left idle inside a transaction (a stuck caller) must not hold locks forever.
+      idle_in_transaction_session_timeout: Math.max(10 * options.timeoutMs, 60_000),
+      application_name: 'petstore',
+      keepAlive: true,
+      idleTimeoutMillis: 30_000,
+    },
+    options.onIdleError,
+  );
+  const db = new Kysely<DatabaseSchema>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
+  return new SqlStore({
+    backend: 'postgres',
+    db,
+    pets: new PostgresGroupCommit(db),
+    isUniqueViolation: (error) => error instanceof Error && 'code' in error && error.code === '23505',
+    migrate: () => migrate(url, options),
+    destroy: () => db.destroy(),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** Node socket errors and SQLSTATEs that mean "storage is not reachable right now". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  '57014', // query_canceled: statement_timeout
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down, recovering)
+  '53300', // too_many_connections
+  '55P03', // lock_not_available
+]);
+
+/** Errors pg and pg-pool raise without a code. */
+const UNAVAILABLE_MESSAGES = [
+  /timeout exceeded when trying to connect/i,
+  /connection terminated/i,
+  /query read timeout/i,
+  /is not queryable/i,
+  /^timeout expired$/i,
+];
+
+function isUnavailable(error: unknown, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 4) return false;
+  const code = 'code' in error ? error.code : undefined;
+  // SQLSTATE class 08: connection exception.
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  if (UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(error.message))) return true;
+  if (error instanceof AggregateError && error.errors.some((inner) => isUnavailable(inner, depth + 1))) return true;
+  return isUnavailable(error.cause, depth + 1);
+}
+
+function reasonOf(error: unknown): string {
+  const code = error instanceof Error && 'code' in error ? error.code : undefined;
+  const timedOut = error instanceof Error && /timeout|timed out/i.test(error.message);
+  if (code === '57014' || code === 'ETIMEDOUT' || timedOut) return 'PostgreSQL did not answer in time';
+  if (code === 'ECONNREFUSED') return 'PostgreSQL refused the connection';
+  return 'the connection to PostgreSQL failed';
+}
+
+/** Storage outages become StorageUnavailableError; any other error is returned unchanged. */
+function translate(error: unknown): unknown {
+  if (error instanceof StorageUnavailableError || !isUnavailable(error)) return error;
+  return new StorageUnavailableError(`storage is unavailable: ${reasonOf(error)}; retry later`, { cause: error });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connections
+
+/**
+ * The pg.Pool Kysely's PostgresDialect draws from, translating errors where they arise, so every
+ * query, Kysely's own included, rejects with StorageUnavailableError during an outage.
+ */
+class TranslatingPool implements PostgresPool {
+  private readonly pool: Pool;
+  private ended = false;
+
+  constructor(config: PoolConfig, onIdleError: ((error: Error) => void) | undefined) {
+    this.pool = new Pool(config);
+    // An idle connection that dies (server restart, network cut, pg_terminate_backend) is emitted
+    // here after the pool removed it. Without a listener the process would crash; with one the
+    // pool simply opens a new connection for the next query, so it recovers on its own.
+    this.pool.on('error', (error) => onIdleError?.(error));
+  }
+
+  get options(): object {
+    return this.pool.options;
+  }
+
+  async connect(): Promise<PostgresPoolClient> {
+    try {
+      return new CheckedOutClient(await this.pool.connect());
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    await this.pool.end();
+  }
+}
+
+/**
+ * A checked-out connection. It has no pool listener while checked out, so a socket error between
+ * two statements is caught here instead of becoming an unhandled 'error' event; a connection whose
+ * state is unknown after an outage is destroyed on release instead of going back to the pool (the
+ * server rolls back whatever it had open).
+ */
+class CheckedOutClient implements PostgresPoolClient {
+  private readonly client: PoolClient;
+  private broken: Error | undefined;
+  private readonly onError = (error: Error): void => {
+    this.broken ??= error;
+  };
+
+  constructor(client: PoolClient) {
+    this.client = client;
+    client.on('error', this.onError);
+  }
+
+  get processID(): number | undefined {
+    return (this.client as PoolClient & { processID?: number }).processID;
+  }
+
+  query<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(
+    textOrCursor: string | PostgresCursor<R>,
+    parameters: ReadonlyArray<unknown> = [],
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    if (typeof textOrCursor !== 'string') throw new Error('cursors are not used by this store');
+    return this.run<R>(textOrCursor, parameters);
+  }
+
+  private async run<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    try {
+      return (await this.client.query(text, [...parameters])) as unknown as PostgresQueryResult<R>;
+    } catch (error) {
+      const translated = translate(error);
+      if (translated instanceof StorageUnavailableError) this.broken ??= translated;
+      throw translated;
+    }
+  }
+
+  release(destroy?: boolean): void {
+    this.client.removeListener('error', this.onError);
+    // Releasing with an error destroys the connection instead of returning it to the pool.
+    this.client.release(this.broken ?? destroy);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locks and migrations
+
+/**
+ * Advisory lock keys, scoped to the schema so that deployments sharing a database in different
+ * schemas do not wait on each other. The migrations key is the one the first release locked, so
+ * an old and a new instance starting together exclude each other too.
+ */
+const lockKey = (purpose: string) =>
+  sql<string>`hashtextextended(${`petstore:${purpose}:`} || coalesce(current_schema(), ''), 0)`;
+
+/**
+ * Kysely's PostgreSQL migration lock is one advisory lock for the whole database; this one is per
+ * schema. It is a session lock on the migration connection, held around the migration transaction.
+ */
+class SchemaScopedAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: KyselyInstance<unknown>): Promise<void> {
+    await sql`SELECT pg_advisory_lock(${lockKey('migrations')})`.execute(db);
+  }
+
+  override async releaseMigrationLock(db: KyselyInstance<unknown>): Promise<void> {
+    await sql`SELECT pg_advisory_unlock(${lockKey('migrations')})`.execute(db);
+  }
+}
+
+class SchemaScopedPostgresDialect extends PostgresDialect {
+  override createAdapter(): DialectAdapter {
+    return new SchemaScopedAdapter();
+  }
+}
+
+const postgresMigrationDialect: MigrationDialect = {
+  integerType: 'bigint',
+  generatedId: (column) => column.primaryKey().generatedAlwaysAsIdentity(),
+  async tableExists(db, table) {
+    const { rows } = await sql<{ found: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS found`.execute(db);
+    return rows[0]?.found === true;
+  },
+};
+
+/**
+ * Migrations run on their own connection without the statement timeout, since a migration (or the
+ * wait for another instance's) may legitimately be slow; instances starting together wait on the
+ * lock, then find nothing to do.
+ */
+async function migrate(url: string, options: PostgresStoreOptions): Promise<number> {
+  const pool = new TranslatingPool(
+    {
+      connectionString: url,
+      max: 1,
+      connectionTimeoutMillis: options.timeoutMs,
+      application_name: 'petstore-migrate',
+    },
+    undefined,
+  );
+  const db = new Kysely<DatabaseSchema>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
+  try {
+    const { rows } = await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(db);
+    const schema = rows[0]?.schema;
+    if (!schema) throw new Error('no schema to migrate: search_path names no existing schema');
+    return await migrateToLatest({ db, dialect: postgresMigrationDialect, bookkeepingSchema: schema });
+  } catch (error) {
+    throw translate(error);
+  } finally {
+    await db.destroy().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Group commit
+
+interface QueuedCreate {
+  readonly pet: NewPetRecord;
+  readonly now: number;
+  resolve(pet: PetRecord): void;
+  reject(error: unknown): void;
+}
+
+/** Most creations one group-commit statement carries. */
+const MAX_BATCH = 500;
+
+/**
+ * Creations take a transaction-scoped advisory lock before drawing their id, so ids become visible
+ * in ascending order, as with SQLite's single writer: a reader paging with `afterId` never sees id
+ * N+1 committed while N is still to come. Since creations are serialised by the lock anyway, the
+ * ones that arrive while a batch is being written go out together in the next one: one `unnest`
+ * INSERT and one commit for all of them, which is what lets several requests share the wait for a
+ * commit. Each promise resolves after COMMIT (synchronous_commit).
+ */
+class PostgresGroupCommit implements PetCommitter {
+  private readonly db: Database;
+  private queue: QueuedCreate[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord> {
+    if (idempotency) return this.createWithIdempotency(pet, now, idempotency);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ pet, now, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  async drain(): Promise<void> {
+    await this.flushing;
+  }
+
+  /** The insert and the completed idempotency record commit together, under the same lock. */
+  private createWithIdempotency(pet: NewPetRecord, now: number, idempotency: PetIdempotency): Promise<PetRecord> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${lockKey('pets')})`.execute(trx);
+      const row = await insertPet(trx, pet, now).executeTakeFirstOrThrow();
+      const created: PetRecord = { id: Number(row.id), ...pet };
+      await completeIdempotency(trx, idempotency, idempotency.respond(created)).execute();
+      return created;
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      try {
+        const ids = await this.insertBatch(batch);
+        batch.forEach((entry, index) => entry.resolve({ id: ids[index] as number, ...entry.pet }));
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** Ids of the inserted rows, in the order of `batch`; one statement, so its own transaction. */
+  private async insertBatch(batch: readonly QueuedCreate[]): Promise<number[]> {
+    // Under the lock nothing else draws ids, and rows are inserted in `ord` order, so the batch's
+    // ids ascend in input order: sorting them maps each id back to its creation.
+    const { rows } = await sql<{ id: IntegerValue }>`
+      WITH serial AS (SELECT pg_advisory_xact_lock(${lockKey('pets')})),
+        input AS (
+          SELECT * FROM unnest(
+            ${batch.map((entry) => entry.pet.name)}::text[],
+            ${batch.map((entry) => entry.pet.categoryId.toString())}::bigint[],
+            ${batch.map((entry) => entry.pet.status)}::text[],
+            ${batch.map((entry) => entry.now)}::bigint[]
+          ) WITH ORDINALITY AS t(name, category_id, status, created_at, ord)
+        )
+      INSERT INTO pets (name, category_id, status, created_at)
+      SELECT input.name, input.category_id, input.status, input.created_at FROM input, serial ORDER BY input.ord
+      RETURNING id`.execute(this.db);
+    if (rows.length !== batch.length) throw new Error(`inserted ${rows.length} pets for ${batch.length} creations`);
+    return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+  }
+}

@@ -1,0 +1,499 @@
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { ConflictError } from '../errors.ts';
+import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
+import type {
+  AccountRecord,
+  AccountStore,
+  ApiKeyRecord,
+  BanStore,
+  IdempotencyReservation,
+  IdempotencyScope,
+  IdempotencyStore,
+  IdempotentResponse,
+  KeyPrincipal,
+  KeyStore,
+  NewAccount,
+  NewApiKey,
+  NewPetRecord,
+  PetListQuery,
+  PetRecord,
+  PetStatus,
+  PetStore,
+  Plan,
+  Store,
+} from './store.ts';
+
+/**
+ * The queries and row mappings both backends share. What truly differs lives in the dialect files
+ * and reaches this one through `StoreDialect`: how pet creations are committed together, how
+ * transactions lock, and how driver errors are recognised.
+ */
+export type PetIdempotency = IdempotencyScope & { respond(pet: PetRecord): IdempotentResponse };
+
+/** Commits pet creations, several to one commit where the backend allows it. */
+export interface PetCommitter {
+  create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord>;
+  /** Commits what is queued, so closing never drops an accepted creation. */
+  drain(): Promise<void>;
+}
+
+export interface StoreDialect {
+  readonly backend: Store['backend'];
+  readonly db: Kysely<DatabaseSchema>;
+  readonly pets: PetCommitter;
+  isUniqueViolation(error: unknown): boolean;
+  migrate(): Promise<number>;
+  /** Closes connections; called once. */
+  destroy(): Promise<void>;
+}
+
+export type Database = Kysely<DatabaseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Row mappings
+
+const toNumber = (value: IntegerValue): number => Number(value);
+const toNullableNumber = (value: IntegerValue | null): number | null => (value === null ? null : Number(value));
+
+export interface PetRow {
+  readonly id: IntegerValue;
+  readonly name: string;
+  readonly category_id: IntegerValue;
+  readonly status: PetStatus | null;
+}
+
+/** BigInt() of the driver's decimal string or exact bigint keeps categoryId digit for digit. */
+export const toPet = (row: PetRow): PetRecord => ({
+  id: toNumber(row.id),
+  name: row.name,
+  categoryId: BigInt(row.category_id),
+  status: row.status,
+});
+
+interface AccountRow {
+  readonly id: IntegerValue;
+  readonly name: string;
+  readonly plan: Plan;
+  readonly per_minute: IntegerValue | null;
+  readonly per_day: IntegerValue | null;
+  readonly created_at: IntegerValue;
+}
+
+const toAccount = (row: AccountRow): AccountRecord => ({
+  id: toNumber(row.id),
+  name: row.name,
+  plan: row.plan,
+  perMinute: toNullableNumber(row.per_minute),
+  perDay: toNullableNumber(row.per_day),
+  createdAt: toNumber(row.created_at),
+});
+
+interface KeyRow {
+  readonly id: string;
+  readonly account_id: IntegerValue;
+  readonly created_at: IntegerValue;
+  readonly expires_at: IntegerValue | null;
+  readonly revoked_at: IntegerValue | null;
+  readonly last_used_at: IntegerValue | null;
+  readonly banned_until: IntegerValue | null;
+}
+
+const toKey = (row: KeyRow): ApiKeyRecord => ({
+  id: row.id,
+  accountId: toNumber(row.account_id),
+  createdAt: toNumber(row.created_at),
+  expiresAt: toNullableNumber(row.expires_at),
+  revokedAt: toNullableNumber(row.revoked_at),
+  lastUsedAt: toNullableNumber(row.last_used_at),
+  bannedUntil: toNullableNumber(row.banned_until),
+});
+
+interface PrincipalRow {
+  readonly key_id: string;
+  readonly account_id: IntegerValue;
+  readonly account_name: string;
+  readonly plan: Plan;
+  readonly per_minute: IntegerValue | null;
+  readonly per_day: IntegerValue | null;
+  readonly expires_at: IntegerValue | null;
+  readonly revoked_at: IntegerValue | null;
+  readonly banned_until: IntegerValue | null;
+}
+
+const toPrincipal = (row: PrincipalRow): KeyPrincipal => ({
+  keyId: row.key_id,
+  accountId: toNumber(row.account_id),
+  accountName: row.account_name,
+  plan: row.plan,
+  perMinute: toNullableNumber(row.per_minute),
+  perDay: toNullableNumber(row.per_day),
+  expiresAt: toNullableNumber(row.expires_at),
+  revokedAt: toNullableNumber(row.revoked_at),
+  bannedUntil: toNullableNumber(row.banned_until),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Queries the dialects' group commits share
+
+export const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
+
+export const insertPet = (db: Database, pet: NewPetRecord, now: number) =>
+  db
+    .insertInto('pets')
+    .values({ name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: now })
+    .returning('id');
+
+/** Completes an idempotency claim with the response, in the creation's own transaction. */
+export const completeIdempotency = (db: Database, scope: IdempotencyScope, response: IdempotentResponse) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({ status_code: response.statusCode, body: response.body })
+    .where('account_id', '=', scope.accountId)
+    .where('key', '=', scope.key);
+
+/** Ids are non-negative safe integers; anything else names no row (and must not reach a bigint cast). */
+const isId = (id: number): boolean => Number.isSafeInteger(id) && id >= 0;
+
+// ---------------------------------------------------------------------------------------------
+// Store
+
+export class SqlStore implements Store {
+  readonly backend: Store['backend'];
+  readonly pets: PetStore;
+  readonly accounts: AccountStore;
+  readonly keys: KeyStore;
+  readonly idempotency: IdempotencyStore;
+  readonly bans: BanStore;
+  private readonly dialect: StoreDialect;
+  private closing: Promise<void> | undefined;
+
+  constructor(dialect: StoreDialect) {
+    this.dialect = dialect;
+    this.backend = dialect.backend;
+    this.pets = new SqlPets(dialect);
+    this.accounts = new SqlAccounts(dialect);
+    this.keys = new SqlKeys(dialect);
+    this.idempotency = new SqlIdempotency(dialect.db);
+    this.bans = new SqlBans(dialect.db);
+  }
+
+  migrate(): Promise<number> {
+    return this.dialect.migrate();
+  }
+
+  async ping(): Promise<void> {
+    await sql`SELECT 1`.execute(this.dialect.db);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.dialect.pets.drain().finally(() => this.dialect.destroy());
+    return this.closing;
+  }
+}
+
+class SqlPets implements PetStore {
+  private readonly dialect: StoreDialect;
+  constructor(dialect: StoreDialect) {
+    this.dialect = dialect;
+  }
+
+  create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord> {
+    return this.dialect.pets.create(pet, now, idempotency);
+  }
+
+  async get(id: number): Promise<PetRecord | undefined> {
+    if (!isId(id)) return undefined;
+    const row = await this.dialect.db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id).executeTakeFirst();
+    return row ? toPet(row) : undefined;
+  }
+
+  async list(query: PetListQuery): Promise<PetRecord[]> {
+    // Ids are safe integers: past 2^53 there is nothing to list, and fractions compare like their floor.
+    if (query.afterId >= Number.MAX_SAFE_INTEGER || query.limit <= 0) return [];
+    const afterId = Math.max(0, Math.floor(query.afterId) || 0);
+    // LIMIT is written into the SQL (one cached statement per value): a bound LIMIT made SQLite
+    // re-prepare the statement on every call, which cost a third of a list request.
+    let select = this.dialect.db
+      .selectFrom('pets')
+      .select(PET_COLUMNS)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(sql.lit(Math.trunc(query.limit)));
+    if (query.status !== undefined) select = select.where('status', '=', query.status);
+    return (await select.execute()).map(toPet);
+  }
+}
+
+class SqlAccounts implements AccountStore {
+  private readonly db: Database;
+  private readonly dialect: StoreDialect;
+  constructor(dialect: StoreDialect) {
+    this.db = dialect.db;
+    this.dialect = dialect;
+  }
+
+  async create(account: NewAccount, now: number): Promise<AccountRecord> {
+    try {
+      const row = await this.db
+        .insertInto('accounts')
+        .values({
+          name: account.name,
+          plan: account.plan,
+          per_minute: account.perMinute,
+          per_day: account.perDay,
+          created_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toAccount(row);
+    } catch (error) {
+      if (this.dialect.isUniqueViolation(error)) {
+        throw new ConflictError(`an account named '${account.name}' already exists`);
+      }
+      throw error;
+    }
+  }
+
+  async findByName(name: string): Promise<AccountRecord | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
+    return row ? toAccount(row) : undefined;
+  }
+
+  async list(): Promise<AccountRecord[]> {
+    return (await this.db.selectFrom('accounts').selectAll().orderBy('id').execute()).map(toAccount);
+  }
+
+  async setPlan(
+    name: string,
+    plan: Plan,
+    perMinute: number | null,
+    perDay: number | null,
+  ): Promise<AccountRecord | undefined> {
+    const row = await this.db
+      .updateTable('accounts')
+      .set({ plan, per_minute: perMinute, per_day: perDay })
+      .where('name', '=', name)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toAccount(row) : undefined;
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<IntegerValue>().as('count'))
+      .executeTakeFirstOrThrow();
+    return toNumber(row.count);
+  }
+}
+
+const KEY_COLUMNS = ['k.id', 'k.account_id', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at'] as const;
+
+/** The end of the key's latest unlifted ban. */
+const bannedUntil = (eb: ExpressionBuilder<DatabaseSchema & { k: DatabaseSchema['api_keys'] }, 'k'>) =>
+  eb
+    .selectFrom('key_bans as b')
+    .select((inner) => inner.fn.max('b.until').as('until'))
+    .whereRef('b.key_id', '=', 'k.id')
+    .where('b.lifted_at', 'is', null)
+    .as('banned_until');
+
+/** Byte order, as SQLite compares text and as PostgreSQL does with COLLATE "C". */
+const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+class SqlKeys implements KeyStore {
+  private readonly db: Database;
+  private readonly dialect: StoreDialect;
+  constructor(dialect: StoreDialect) {
+    this.db = dialect.db;
+    this.dialect = dialect;
+  }
+
+  async create(key: NewApiKey, now: number): Promise<ApiKeyRecord> {
+    try {
+      const row = await this.db
+        .insertInto('api_keys')
+        .values({ id: key.id, account_id: key.accountId, hash: key.hash, created_at: now, expires_at: key.expiresAt })
+        .returning(['id', 'account_id', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
+        .executeTakeFirstOrThrow();
+      return toKey({ ...row, banned_until: null });
+    } catch (error) {
+      if (this.dialect.isUniqueViolation(error)) throw new ConflictError(`a key with id '${key.id}' already exists`);
+      throw error;
+    }
+  }
+
+  async findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select([
+        'k.id as key_id',
+        'k.account_id',
+        'a.name as account_name',
+        'a.plan',
+        'a.per_minute',
+        'a.per_day',
+        'k.expires_at',
+        'k.revoked_at',
+        bannedUntil,
+      ])
+      .where('k.hash', '=', hash)
+      .executeTakeFirst();
+    return row ? toPrincipal(row) : undefined;
+  }
+
+  async findById(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys as k')
+      .select([...KEY_COLUMNS, bannedUntil])
+      .where('k.id', '=', id)
+      .executeTakeFirst();
+    return row ? toKey(row) : undefined;
+  }
+
+  async listForAccount(accountId: number): Promise<ApiKeyRecord[]> {
+    if (!isId(accountId)) return [];
+    const rows = await this.db
+      .selectFrom('api_keys as k')
+      .select([...KEY_COLUMNS, bannedUntil])
+      .where('k.account_id', '=', accountId)
+      .execute();
+    // Sorted here rather than in SQL: PostgreSQL would order ids by the database's collation.
+    return rows.map(toKey).sort((a, b) => a.createdAt - b.createdAt || byBytes(a.id, b.id));
+  }
+
+  async revoke(id: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: sql<number>`coalesce(${sql.ref('revoked_at')}, ${now})` })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * One transaction for the whole batch. Keys are updated in id order, so two instances flushing
+   * overlapping batches lock rows in the same order and cannot deadlock; a time never moves back.
+   */
+  async recordLastUsed(lastUsed: ReadonlyMap<string, number>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    const entries = [...lastUsed].sort(([a], [b]) => byBytes(a, b));
+    await this.db.transaction().execute(async (trx) => {
+      for (const [id, at] of entries) {
+        await trx
+          .updateTable('api_keys')
+          .set({ last_used_at: Math.trunc(at) })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', Math.trunc(at))]))
+          .execute();
+      }
+    });
+  }
+}
+
+class SqlIdempotency implements IdempotencyStore {
+  private readonly db: Database;
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /**
+   * One atomic upsert claims the key when it is new, or takes over a claim that never completed
+   * and is at least `staleAfterMs` old; the conflict handling (a row lock on PostgreSQL, the single
+   * writer on SQLite) makes exactly one of several racing requests win. When nothing was claimed,
+   * the row that blocked the claim is read and reported; if it vanished in between (released by
+   * its owner), the claim is tried again.
+   */
+  async reserve(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    now: number,
+    staleAfterMs: number,
+  ): Promise<IdempotencyReservation> {
+    for (let attempt = 1; ; attempt += 1) {
+      if (await this.claim(scope, fingerprint, now, now - staleAfterMs)) return { state: 'reserved' };
+      const row = await this.db
+        .selectFrom('idempotency_keys')
+        .select(['fingerprint', 'status_code', 'body'])
+        .where('account_id', '=', scope.accountId)
+        .where('key', '=', scope.key)
+        .executeTakeFirst();
+      if (row) {
+        if (row.status_code !== null && row.body !== null) {
+          const response = { statusCode: toNumber(row.status_code), body: row.body };
+          return { state: 'completed', fingerprint: row.fingerprint, response };
+        }
+        return { state: 'in_flight', fingerprint: row.fingerprint };
+      }
+      if (attempt >= 5) return { state: 'in_flight', fingerprint };
+    }
+  }
+
+  private async claim(scope: IdempotencyScope, fingerprint: string, now: number, staleBefore: number) {
+    const claimed = await this.db
+      .insertInto('idempotency_keys')
+      .values({ account_id: scope.accountId, key: scope.key, fingerprint, created_at: now })
+      .onConflict((conflict) =>
+        conflict
+          .columns(['account_id', 'key'])
+          .doUpdateSet((eb) => ({
+            fingerprint: eb.ref('excluded.fingerprint'),
+            created_at: eb.ref('excluded.created_at'),
+            status_code: null,
+            body: null,
+          }))
+          .where('idempotency_keys.status_code', 'is', null)
+          .where('idempotency_keys.created_at', '<=', staleBefore),
+      )
+      .returning('key')
+      .executeTakeFirst();
+    return claimed !== undefined;
+  }
+
+  async release(scope: IdempotencyScope): Promise<void> {
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('account_id', '=', scope.accountId)
+      .where('key', '=', scope.key)
+      .where('status_code', 'is', null)
+      .execute();
+  }
+
+  async purge(before: number): Promise<number> {
+    const result = await this.db.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+class SqlBans implements BanStore {
+  private readonly db: Database;
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  async ban(keyId: string, startedAt: number, until: number): Promise<void> {
+    await this.db.insertInto('key_bans').values({ key_id: keyId, started_at: startedAt, until }).execute();
+  }
+
+  async lift(keyId: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('key_bans')
+      .set({ lifted_at: now })
+      .where('key_id', '=', keyId)
+      .where('lifted_at', 'is', null)
+      .where('until', '>', now)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async countSince(keyId: string, since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('key_bans')
+      .select((eb) => eb.fn.countAll<IntegerValue>().as('count'))
+      .where('key_id', '=', keyId)
+      .where('started_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return toNumber(row.count);
+  }
+}

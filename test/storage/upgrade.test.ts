@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
+import { openStore } from '../../src/storage/open-store.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { backends } from '../support/backends.ts';
+import { releaseOneSchema } from './release-1-schema.ts';
+
+/**
+ * Databases the first release created upgrade in place: their tables are adopted, not created
+ * again, and everything in them reads back through the Store API unchanged.
+ */
+
+const NOW = Date.UTC(2026, 5, 1, 12);
+const INT64_MAX = 9223372036854775807n;
+const HOUR = 3_600_000;
+
+/** Rows as the first release wrote them; ids are 1, 2, … in a fresh database. */
+const RELEASE_ONE_DATA = `
+  INSERT INTO pets (name, category_id, status, created_at) VALUES ('Rex', ${INT64_MAX}, 'available', ${NOW});
+  INSERT INTO pets (name, category_id, status, created_at) VALUES ('Nobody', -42, NULL, ${NOW + 1});
+  INSERT INTO accounts (name, plan, per_minute, per_day, created_at) VALUES ('small', 'free', NULL, NULL, ${NOW});
+  INSERT INTO accounts (name, plan, per_minute, per_day, created_at)
+    VALUES ('big', 'enterprise', 6000, 5000000000, ${NOW + 2});
+  INSERT INTO api_keys (id, account_id, hash, created_at, expires_at, revoked_at, last_used_at)
+    VALUES ('kid-revoked', 2, 'hash-revoked', ${NOW}, NULL, ${NOW + 10}, NULL);
+  INSERT INTO api_keys (id, account_id, hash, created_at, expires_at, revoked_at, last_used_at)
+    VALUES ('kid-expiring', 2, 'hash-expiring', ${NOW + 1}, ${NOW + HOUR}, NULL, NULL);
+  INSERT INTO api_keys (id, account_id, hash, created_at, expires_at, revoked_at, last_used_at)
+    VALUES ('kid-used', 1, 'hash-used', ${NOW + 2}, NULL, NULL, ${NOW + 20});
+  INSERT INTO key_bans (key_id, started_at, until, lifted_at) VALUES ('kid-used', ${NOW}, ${NOW + HOUR}, ${NOW + 5});
+  INSERT INTO key_bans (key_id, started_at, until, lifted_at)
+    VALUES ('kid-expiring', ${NOW + 6}, ${NOW + 2 * HOUR}, NULL);
+  INSERT INTO idempotency_keys (account_id, key, fingerprint, created_at, status_code, body)
+    VALUES (2, 'idem-1', 'fp-1', ${NOW}, 201, '{"id":1}');
+`;
+
+function open(databaseUrl: string): Promise<Store> {
+  return openStore({ databaseUrl, pgPoolSize: 4, storageTimeoutMs: 5000 });
+}
+
+for (const backend of await backends()) {
+  describe(`upgrading a first-release database: ${backend.name}`, { skip: backend.skip }, () => {
+    const opened: Store[] = [];
+    async function openTracked(url: string): Promise<Store> {
+      const store = await open(url);
+      opened.push(store);
+      return store;
+    }
+
+    after(async () => {
+      for (const store of opened) await store.close().catch(() => undefined);
+      await backend.cleanup();
+    });
+
+    it('adopts the tables, applies nothing, and reads every record back exactly', async () => {
+      const url = await backend.freshDatabaseUrl();
+      await backend.execute(url, releaseOneSchema(backend.name) + RELEASE_ONE_DATA);
+      const store = await openTracked(url);
+      assert.equal(await store.migrate(), 0, 'the existing tables are recorded, not created again');
+      assert.equal(await store.migrate(), 0);
+
+      const rex = { id: 1, name: 'Rex', categoryId: INT64_MAX, status: 'available' };
+      const nobody = { id: 2, name: 'Nobody', categoryId: -42n, status: null };
+      assert.deepEqual(await store.pets.get(1), rex);
+      assert.equal((await store.pets.get(1))?.categoryId.toString(), '9223372036854775807');
+      assert.deepEqual(await store.pets.get(2), nobody);
+      assert.deepEqual(await store.pets.list({ afterId: 0, limit: 10, status: undefined }), [rex, nobody]);
+      assert.deepEqual(await store.pets.list({ afterId: 0, limit: 10, status: 'available' }), [rex]);
+
+      const small = { id: 1, name: 'small', plan: 'free', perMinute: null, perDay: null, createdAt: NOW };
+      const big = {
+        id: 2,
+        name: 'big',
+        plan: 'enterprise',
+        perMinute: 6000,
+        perDay: 5_000_000_000,
+        createdAt: NOW + 2,
+      };
+      assert.deepEqual(await store.accounts.list(), [small, big]);
+      assert.deepEqual(await store.accounts.findByName('big'), big);
+      assert.equal(await store.accounts.count(), 2);
+
+      const revoked = {
+        id: 'kid-revoked',
+        accountId: 2,
+        createdAt: NOW,
+        expiresAt: null,
+        revokedAt: NOW + 10,
+        lastUsedAt: null,
+        bannedUntil: null,
+      };
+      const expiring = {
+        id: 'kid-expiring',
+        accountId: 2,
+        createdAt: NOW + 1,
+        expiresAt: NOW + HOUR,
+        revokedAt: null,
+        lastUsedAt: null,
+        bannedUntil: NOW + 2 * HOUR,
+      };
+      const used = {
+        id: 'kid-used',
+        accountId: 1,
+        createdAt: NOW + 2,
+        expiresAt: null,
+        revokedAt: null,
+        lastUsedAt: NOW + 20,
+        bannedUntil: null,
+      };
+      assert.deepEqual(await store.keys.listForAccount(2), [revoked, expiring]);
+      assert.deepEqual(await store.keys.findById('kid-used'), used);
+      assert.deepEqual(await store.keys.findPrincipalByHash('hash-expiring'), {
+        keyId: 'kid-expiring',
+        accountId: 2,
+        accountName: 'big',
+        plan: 'enterprise',
+        perMinute: 6000,
+        perDay: 5_000_000_000,
+        expiresAt: NOW + HOUR,
+        revokedAt: null,
+        bannedUntil: NOW + 2 * HOUR,
+      });
+      assert.equal(await store.bans.countSince('kid-used', NOW), 1, 'a lifted ban still counts for escalation');
+      assert.equal(await store.bans.lift('kid-used', NOW + 30), false, 'the lifted ban stays lifted');
+      assert.equal(await store.bans.lift('kid-expiring', NOW + 30), true);
+
+      assert.deepEqual(await store.idempotency.reserve({ accountId: 2, key: 'idem-1' }, 'fp-2', NOW + 40, 60_000), {
+        state: 'completed',
+        fingerprint: 'fp-1',
+        response: { statusCode: 201, body: '{"id":1}' },
+      });
+
+      const next = await store.pets.create({ name: 'After', categoryId: 1n, status: 'sold' }, NOW + 50);
+      assert.ok(next.id > 2, `a new pet gets a larger id than the adopted ones, got ${next.id}`);
+      assert.deepEqual(await store.pets.get(next.id), next);
+      const account = await store.accounts.create({ name: 'new', plan: 'pro', perMinute: null, perDay: null }, NOW);
+      assert.equal(account.id, 3);
+    });
+
+    it('a database at release version 1 is adopted and then gets the bans table', async () => {
+      const url = await backend.freshDatabaseUrl();
+      await backend.execute(url, releaseOneSchema(backend.name, 1));
+      const store = await openTracked(url);
+      assert.equal(await store.migrate(), 1);
+      const account = await store.accounts.create({ name: 'a', plan: 'free', perMinute: null, perDay: null }, NOW);
+      await store.keys.create({ id: 'k', accountId: account.id, hash: 'h', expiresAt: null }, NOW);
+      await store.bans.ban('k', NOW, NOW + HOUR);
+      assert.equal((await store.keys.findById('k'))?.bannedUntil, NOW + HOUR);
+    });
+
+    it('migrating a fresh database twice applies nothing the second time', async () => {
+      const store = await openTracked(await backend.freshDatabaseUrl());
+      assert.equal(await store.migrate(), MIGRATION_NAMES.length);
+      assert.equal(await store.migrate(), 0);
+    });
+
+    it('two instances migrating at once both succeed and apply each migration once', async () => {
+      const url = await backend.freshDatabaseUrl();
+      const [first, second] = [await openTracked(url), await openTracked(url)];
+      const counts = await Promise.all([first.migrate(), second.migrate()]);
+      assert.deepEqual(
+        counts.sort((a, b) => a - b),
+        [0, MIGRATION_NAMES.length],
+      );
+      const pet = await first.pets.create({ name: 'shared', categoryId: 1n, status: null }, NOW);
+      assert.deepEqual(await second.pets.get(pet.id), pet);
+    });
+  });
+}
