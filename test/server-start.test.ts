@@ -12,7 +12,7 @@ import { freePort, startServerProcess, type ServerProcess } from './support/serv
 
 /**
  * The real server (src/main.ts) as a child process, as an operator starts it: the demo key on
- * first start (decisions.md, "Accounts, plans and keys"), configuration errors (README,
+ * first start (README, "API keys"), configuration errors (README,
  * "Configuration") and graceful shutdown on SIGTERM/SIGINT (README, "Operations").
  */
 
