@@ -115,7 +115,8 @@ function sandbox(t: TestContext): Sandbox {
 }
 
 function shown(result: CliResult): string {
-  return `petstore ${result.args.join(' ')} → exit ${String(result.status)}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
+  const command = `petstore ${result.args.join(' ')} → exit ${String(result.status)}`;
+  return `${command}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
 }
 
 function assertOk(result: CliResult): void {
