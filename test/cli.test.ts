@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
 
 /**
- * The operator CLI (decisions.md, "Accounts, plans and keys"; README, "CLI") run exactly as an
+ * The operator CLI (README, "API keys" and "CLI") run exactly as an
  * operator runs it: `node src/cli/main.ts …` as a child process from the checkout, configured by
  * the environment alone. Every test works on its own SQLite store in a temporary directory.
  * Exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration; every failure is
@@ -115,7 +115,8 @@ function sandbox(t: TestContext): Sandbox {
 }
 
 function shown(result: CliResult): string {
-  return `petstore ${result.args.join(' ')} → exit ${String(result.status)}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
+  const command = `petstore ${result.args.join(' ')} → exit ${String(result.status)}`;
+  return `${command}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
 }
 
 function assertOk(result: CliResult): void {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { request, type HttpAnswer } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
- * Cross-origin access (decisions.md, "Rate limits"; README, CORS_ORIGINS): off by default; with a
+ * Cross-origin access (README, CORS_ORIGINS): off by default; with a
  * list of allowed origins, preflights are answered without a key, and browsers may read the
  * rate-limit headers, Retry-After, Link, Deprecation and Sunset.
  */
@@ -22,21 +23,6 @@ const EXPOSED = [
 ];
 const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'];
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-}
-
-async function call(
-  app: TestApp,
-  path: string,
-  init: { method?: string; headers?: Record<string, string> } = {},
-): Promise<Answer> {
-  const response = await fetch(`${app.url}${path}`, { method: init.method ?? 'GET', headers: init.headers ?? {} });
-  return { status: response.status, headers: response.headers, text: await response.text() };
-}
-
 function corsHeaders(headers: Headers): string[] {
   return [...headers.keys()].filter((name) => name.toLowerCase().startsWith('access-control-'));
 }
@@ -51,10 +37,11 @@ function listOf(headers: Headers, name: string): Set<string> {
   );
 }
 
-function preflight(app: TestApp, origin: string, path = '/v1/pets'): Promise<Answer> {
-  return call(app, path, {
+function preflight(app: TestApp, origin: string, from: Record<string, string> = {}): Promise<HttpAnswer> {
+  return request(app, '/v1/pets', {
     method: 'OPTIONS',
     headers: {
+      ...from,
       origin,
       'access-control-request-method': 'POST',
       'access-control-request-headers': 'authorization, content-type, idempotency-key',
@@ -73,27 +60,36 @@ describe('CORS off by default', () => {
   after(() => app.close());
 
   it('answers no Access-Control-* header to a request with an Origin', async () => {
-    const answer = await call(app, '/v1/pets', { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
+    const answer = await request(app, '/v1/pets', { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
     assert.equal(answer.status, 200, answer.text);
     assert.deepEqual(corsHeaders(answer.headers), []);
   });
 
   it('answers no Access-Control-* header to a preflight (which is not authenticated)', async () => {
     const answer = await preflight(app, ORIGIN);
-    assert.notEqual(answer.status, 204, 'no preflight is answered when CORS is off');
+    assert.equal(answer.status, 401, 'with CORS off, a preflight is an ordinary request without a key');
     assert.deepEqual(corsHeaders(answer.headers), []);
   });
 });
 
 describe('CORS with CORS_ORIGINS', () => {
   let app: TestApp;
-  let key: string;
   let petId: number;
+
+  /** A key of a fresh account allowed `perMinute` requests a minute. */
+  async function newKey(perMinute = 60): Promise<string> {
+    return (await app.newKey({ plan: 'enterprise', perMinute, perDay: 1000 })).key;
+  }
+
+  /** Requests from their own client address, so each test has a per-address window of its own. */
+  const fromAddress = (address: string): Record<string, string> => ({ 'x-forwarded-for': address });
 
   before(async () => {
     // A low per-address limit shows that preflights (which carry no key) are not counted against it.
-    app = await startTestApp({ env: { CORS_ORIGINS: `${ORIGIN}, https://admin.example`, ANON_LIMIT_PER_MINUTE: '2' } });
-    key = (await app.newKey({ plan: 'enterprise', perMinute: 5, perDay: 1000 })).key;
+    app = await startTestApp({
+      env: { CORS_ORIGINS: `${ORIGIN}, https://admin.example`, ANON_LIMIT_PER_MINUTE: '2', TRUST_PROXY: 'true' },
+    });
+    const key = await newKey();
     const created = await fetch(`${app.url}/v1/pets`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -125,15 +121,24 @@ describe('CORS with CORS_ORIGINS', () => {
   });
 
   it('does not count preflights against the limit for requests without a key', async () => {
-    const answers = await Promise.all(Array.from({ length: 5 }, () => preflight(app, ORIGIN)));
+    const from = fromAddress('192.0.2.20');
+    const answers = await Promise.all(Array.from({ length: 5 }, () => preflight(app, ORIGIN, from)));
     assert.deepEqual(
       answers.map((answer) => answer.status),
       [204, 204, 204, 204, 204],
     );
+    // The limit of 2 is still untouched: two requests without a key are answered 401, the third 429.
+    const anonymous = [];
+    for (let i = 0; i < 3; i += 1)
+      anonymous.push(await request(app, '/v1/pets', { headers: { ...from, origin: ORIGIN } }));
+    assert.deepEqual(
+      anonymous.map((answer) => answer.status),
+      [401, 401, 429],
+    );
   });
 
   it('answers a preflight for GET /v1/pets/{petId} too', async () => {
-    const answer = await call(app, `/v1/pets/${petId}`, {
+    const answer = await request(app, `/v1/pets/${petId}`, {
       method: 'OPTIONS',
       headers: {
         origin: ORIGIN,
@@ -146,8 +151,9 @@ describe('CORS with CORS_ORIGINS', () => {
   });
 
   it('lets the browser read the rate-limit, Link, Deprecation and Sunset headers of an actual request', async () => {
+    const key = await newKey();
     for (const path of ['/v1/pets?limit=1', `/v1/pets/${petId}`]) {
-      const answer = await call(app, path, { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
+      const answer = await request(app, path, { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
       assert.equal(answer.status, 200, answer.text);
       assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN);
       const exposed = listOf(answer.headers, 'access-control-expose-headers');
@@ -156,28 +162,30 @@ describe('CORS with CORS_ORIGINS', () => {
           exposed.has(header.toLowerCase()),
           `Access-Control-Expose-Headers lists ${header}: ${[...exposed].join(', ')}`,
         );
-      assert.ok(answer.headers.get('x-ratelimit-limit') !== null);
+      assert.equal(answer.headers.get('x-ratelimit-limit'), '60');
     }
   });
 
   it('lets the browser read errors: a 401 without a key and a 429 with Retry-After', async () => {
-    const unauthorized = await call(app, '/v1/pets', { headers: { origin: ORIGIN } });
+    const unauthorized = await request(app, '/v1/pets', { headers: { ...fromAddress('192.0.2.21'), origin: ORIGIN } });
     assert.equal(unauthorized.status, 401);
     assert.equal(unauthorized.headers.get('access-control-allow-origin'), ORIGIN);
-    let limited: Answer | undefined;
-    for (let attempt = 0; attempt < 10 && limited === undefined; attempt += 1) {
-      const answer = await call(app, '/v1/pets', { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
-      if (answer.status === 429) limited = answer;
-    }
-    assert.ok(limited, 'the enterprise limit of 5 per minute is reached');
+    assert.ok(listOf(unauthorized.headers, 'access-control-expose-headers').has('x-ratelimit-remaining'));
+    const key = await newKey(1);
+    const headers = { origin: ORIGIN, authorization: `Bearer ${key}` };
+    assert.equal((await request(app, '/v1/pets', { headers })).status, 200);
+    const limited = await request(app, '/v1/pets', { headers });
+    assert.equal(limited.status, 429, limited.text);
     assert.equal(limited.headers.get('access-control-allow-origin'), ORIGIN);
     assert.ok(listOf(limited.headers, 'access-control-expose-headers').has('retry-after'));
-    assert.ok(limited.headers.get('retry-after') !== null);
+    assert.match(limited.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/);
   });
 
   it('gives an origin that is not on the list no Access-Control-Allow-Origin', async () => {
+    const key = await newKey();
     for (const origin of ['https://evil.example', 'http://app.example', 'https://app.example.evil.example']) {
-      const answer = await call(app, '/v1/pets', { headers: { origin, authorization: `Bearer ${key}` } });
+      const answer = await request(app, '/v1/pets', { headers: { origin, authorization: `Bearer ${key}` } });
+      assert.equal(answer.status, 200, answer.text);
       assert.equal(answer.headers.get('access-control-allow-origin'), null, `${origin} is not allowed`);
       const refusedPreflight = await preflight(app, origin);
       assert.equal(

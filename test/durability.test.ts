@@ -89,7 +89,7 @@ describe('durability of 201', () => {
     return join(directory, 'petstore.db');
   }
 
-  it('keeps a pet answered 201 when the process is SIGKILLed right after, and prints the demo key only once', async () => {
+  it('keeps a pet answered 201 when the process is SIGKILLed right after; prints the demo key only once', async () => {
     const database = newDatabase();
     const first = await start(database);
     const key = KEY_PATTERN.exec(first.stdout())?.[0];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
+import { describeEachBackend } from './support/each-backend.ts';
 import {
   api,
   assertError,
@@ -85,6 +86,12 @@ function assertErrorShape(response: { readonly status: number; readonly text: st
   assertNoStackTrace(response.text);
 }
 
+/** A raw POST /v1/pets head with the key and JSON Content-Type, followed by `rest`. */
+function postRequest(key: string, rest: string): string {
+  const head = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`;
+  return `${head}Content-Type: application/json\r\n${rest}`;
+}
+
 async function plainFetch(
   url: string,
   init: RequestInit = {},
@@ -93,13 +100,13 @@ async function plainFetch(
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
 
-describe('errors', () => {
+describeEachBackend('errors', (backend) => {
   let app: TestApp;
   let key: string;
   let client: ApiClient;
 
   before(async () => {
-    app = await startTestApp({ env: { ANON_LIMIT_PER_MINUTE: '100000' } });
+    app = await startTestApp({ backend, env: { ANON_LIMIT_PER_MINUTE: '100000' } });
     key = (await app.newKey({ plan: 'business' })).key;
     client = api(app, key);
   });
@@ -202,7 +209,9 @@ describe('errors', () => {
       assert.equal(schemaErrors(doc, 'Error', JSON.parse(response.text)), undefined);
     }
     // And every non-2xx the contract client saw in this file so far.
-    for (const seen of contractLog) if (seen.status >= 300) assertErrorShape(seen);
+    const seenErrors = contractLog.filter((seen) => seen.status >= 300);
+    assert.ok(seenErrors.length >= 10, `the ten error answers of the contract client above, got ${seenErrors.length}`);
+    for (const seen of seenErrors) assertErrorShape(seen);
   });
 
   it('answers a malformed HTTP request on a raw socket with a 400 Error body, and keeps running', async () => {
@@ -210,9 +219,9 @@ describe('errors', () => {
       'GARBAGE\r\n\r\n',
       'GET /v1/pets HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n',
       'GET /v1/pets HTTP/9.9\r\nHost: x\r\n\r\n',
-      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
-      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}`,
-      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n`,
+      postRequest(key, `Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`),
+      postRequest(key, `Content-Length: abc\r\n\r\n{}`),
+      postRequest(key, `Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n`),
       'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n',
       '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000\u0000\u00a1\u0003\u0003',
     ];
@@ -233,8 +242,8 @@ describe('errors', () => {
     const many: Record<string, string> = auth();
     for (let i = 0; i < 2000; i += 1) many[`x-h-${i}`] = 'value';
     const manyResponse = await plainFetch(`${app.url}/v1/pets`, { headers: many });
-    assert.ok(manyResponse.status < 500, `${manyResponse.status} ${manyResponse.text}`);
-    if (manyResponse.status >= 400) assertErrorShape(manyResponse);
+    assert.equal(manyResponse.status, 431, ' 2,000 small headers are over the header limit too');
+    assertErrorShape(manyResponse);
     const rawBig = parseRaw(
       await rawExchange(app.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(100_000)}\r\n\r\n`),
     );
@@ -243,45 +252,76 @@ describe('errors', () => {
     await assertAlive();
   });
 
-  it('never answers 500 to hostile bodies, and parses __proto__ without polluting prototypes', async () => {
-    const invalidUtf8 = Buffer.concat([
-      Buffer.from('{"name":"'),
-      Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
-      Buffer.from('","categoryId":1}'),
-    ]);
-    const bodies: Array<string | Uint8Array> = [
-      invalidUtf8,
-      Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from('{"name":"bom","categoryId":1}')]),
-      Buffer.from([0xff, 0xfe, 0x7b, 0x00]),
-      '['.repeat(8000) + ']'.repeat(8000),
-      '{"a":'.repeat(2500) + '1' + '}'.repeat(2500),
+  /** What each hostile body gets: never a 500, always the Error body for a refusal. */
+  const hostileBodies: Array<[label: string, body: string | Uint8Array, status: 201 | 400, code?: string]> = [
+    [
+      'invalid UTF-8',
+      Buffer.concat([
+        Buffer.from('{"name":"'),
+        Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
+        Buffer.from('","categoryId":1}'),
+      ]),
+      400,
+      'invalid_json',
+    ],
+    ['a UTF-8 byte order mark', Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from('{"name":"bom","categoryId":1}')]), 201],
+    ['UTF-16', Buffer.from([0xff, 0xfe, 0x7b, 0x00]), 400, 'invalid_json'],
+    ['8,000 nested arrays', '['.repeat(8000) + ']'.repeat(8000), 400, 'invalid_json'],
+    ['2,500 nested objects', '{"a":'.repeat(2500) + '1' + '}'.repeat(2500), 400, 'invalid_json'],
+    [
+      'a status of 3,000 nested arrays',
       `{"name":"x","categoryId":1,"status":${'['.repeat(3000)}${']'.repeat(3000)}}`,
-      '{"__proto__":{"polluted":true},"name":"x","categoryId":1}',
+      400,
+      'invalid_json',
+    ],
+    ['a __proto__ field', '{"__proto__":{"polluted":true},"name":"x","categoryId":1}', 400, 'invalid_body'],
+    [
+      'a constructor field',
       '{"constructor":{"prototype":{"polluted":true}},"name":"x","categoryId":1}',
-      '{"name":{"__proto__":{"polluted":true}},"categoryId":1}',
-      '{"name":"x","categoryId":1,"status":{"toString":"sold"}}',
-      '{"name":"x","categoryId":123456789012345678901234567890123456789012345678901234567890}',
-      '{"name":"x","categoryId":-0.0000000000000000001e-400}',
-      '{"name":"x","categoryId":1e309}',
-      '{"name":"\\ud800","categoryId":1}',
-      '{"name":"x","categoryId":1}\u0000',
-      '\u0000',
-      '{"name":"x","categoryId":1,"name":"y","name":"z"}',
-      JSON.stringify({ name: 'x'.repeat(8000), categoryId: 1 }),
-    ];
-    for (const body of bodies) {
+      400,
+      'invalid_body',
+    ],
+    ['a name object with __proto__', '{"name":{"__proto__":{"polluted":true}},"categoryId":1}', 400, 'invalid_body'],
+    ['a status object with toString', '{"name":"x","categoryId":1,"status":{"toString":"sold"}}', 400, 'invalid_body'],
+    ['a 60-digit categoryId', `{"name":"x","categoryId":${'1234567890'.repeat(6)}}`, 400, 'invalid_body'],
+    ['a categoryId that underflows to zero', '{"name":"x","categoryId":-0.0000000000000000001e-400}', 201],
+    ['a categoryId that overflows to infinity', '{"name":"x","categoryId":1e309}', 400, 'invalid_body'],
+    ['a name of a lone surrogate', '{"name":"\\ud800","categoryId":1}', 400, 'invalid_body'],
+    ['a NUL after the document', '{"name":"x","categoryId":1}\u0000', 400, 'invalid_json'],
+    ['a lone NUL', '\u0000', 400, 'invalid_json'],
+    ['a repeated name (the last one counts)', '{"name":"x","categoryId":1,"name":"y","name":"z"}', 201],
+    ['a name of 8,000 characters', JSON.stringify({ name: 'x'.repeat(8000), categoryId: 1 }), 400, 'invalid_body'],
+  ];
+
+  for (const [label, body, status, code] of hostileBodies) {
+    it(`answers a body with ${label} with ${status}${code ? ` ${code}` : ''}, never 500`, async () => {
       const response = await plainFetch(`${app.url}/v1/pets`, {
         method: 'POST',
         headers: { ...auth(), 'content-type': 'application/json' },
         body,
       });
-      const label =
-        typeof body === 'string' ? body.slice(0, 60) : `bytes ${Buffer.from(body).subarray(0, 16).toString('hex')}`;
-      assert.ok(
-        response.status === 201 || response.status === 400,
-        `${label} → ${response.status} ${response.text.slice(0, 200)}`,
-      );
-      if (response.status === 400) assertErrorShape(response);
+      if (code === undefined) assert.equal(response.status, 201, response.text);
+      else assertError(response, status, code);
+    });
+  }
+
+  it('keeps the last of repeated JSON names, and turns a categoryId that underflows into 0', async () => {
+    const repeated = await client.post('/v1/pets', '{"name":"x","categoryId":1,"name":"y","name":"z"}');
+    assert.equal(repeated.status, 201, repeated.text);
+    assert.equal(repeated.json<Pet>().name, 'z');
+    const underflow = await client.post('/v1/pets', '{"name":"tiny","categoryId":-0.0000000000000000001e-400}');
+    assert.equal(underflow.status, 201, underflow.text);
+    assert.equal(underflow.json<Pet>().categoryId, 0);
+  });
+
+  it('parses __proto__ and constructor in bodies without polluting prototypes', async () => {
+    for (const [, body] of hostileBodies) {
+      const response = await plainFetch(`${app.url}/v1/pets`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body,
+      });
+      assert.ok(response.status === 201 || response.status === 400, `${response.status} ${response.text}`);
     }
     assert.equal(
       (Object.prototype as Record<string, unknown>)['polluted'],
@@ -292,46 +332,48 @@ describe('errors', () => {
     await assertAlive();
   });
 
-  it('never answers 500 to hostile queries and paths', async () => {
-    const paths = [
-      '/v1/pets?__proto__[polluted]=1',
-      '/v1/pets?constructor[prototype][polluted]=1',
-      '/v1/pets?limit[]=1',
-      '/v1/pets?limit[a]=1',
-      '/v1/pets?status[]=sold',
-      '/v1/pets?limit=%00',
-      '/v1/pets?limit=%F0%28',
-      '/v1/pets?status=%C0%AF',
-      `/v1/pets?cursor=${'A'.repeat(5000)}`,
-      `/v1/pets?${'a=1&'.repeat(3000)}`,
-      '/v1/pets/%00',
-      '/v1/pets/%F0%28',
-      '/v1/pets/..%2F..%2Fetc%2Fpasswd',
-      '/v1/pets/1;drop',
-      `/v1/pets/${'9'.repeat(5000)}`,
-      '/v1/pets/-0',
-      '/v1/pets/+1',
-      '/v1//pets',
-      '/v1/pets/1/',
-      '/v1/pets/',
-    ];
-    for (const path of paths) {
+  /** What each hostile query or path gets; unknown parameters and bracketed names are ignored. */
+  const hostilePaths: Array<[path: string, status: 200 | 400 | 404, code?: string]> = [
+    ['/v1/pets?__proto__[polluted]=1', 200],
+    ['/v1/pets?constructor[prototype][polluted]=1', 200],
+    ['/v1/pets?limit[]=1', 200],
+    ['/v1/pets?limit[a]=1', 200],
+    ['/v1/pets?status[]=sold', 200],
+    ['/v1/pets?limit=%00', 400, 'invalid_query'],
+    ['/v1/pets?limit=%F0%28', 400, 'invalid_query'],
+    ['/v1/pets?status=%C0%AF', 400, 'invalid_query'],
+    [`/v1/pets?cursor=${'A'.repeat(5000)}`, 400, 'invalid_query'],
+    [`/v1/pets?${'a=1&'.repeat(3000)}`, 200],
+    ['/v1/pets/%00', 400, 'invalid_path'],
+    ['/v1/pets/%F0%28', 400, 'invalid_path'],
+    ['/v1/pets/..%2F..%2Fetc%2Fpasswd', 400, 'invalid_path'],
+    ['/v1/pets/1;drop', 400, 'invalid_path'],
+    [`/v1/pets/${'9'.repeat(5000)}`, 400, 'invalid_path'],
+    ['/v1/pets/-0', 404, 'not_found'],
+    ['/v1/pets/+1', 400, 'invalid_path'],
+    ['/v1//pets', 404, 'not_found'],
+    ['/v1/pets/1/', 404, 'not_found'],
+    ['/v1/pets/', 400, 'invalid_path'],
+  ];
+
+  for (const [path, status, code] of hostilePaths) {
+    it(`answers GET ${path.slice(0, 60)} with ${status}${code ? ` ${code}` : ''}, never 500`, async () => {
       const response = await plainFetch(`${app.url}${path}`, { headers: auth() });
-      assert.ok(response.status < 500, `${path} → ${response.status} ${response.text.slice(0, 200)}`);
-      if (response.status >= 400) assertErrorShape(response);
-    }
+      if (code === undefined) assert.equal(response.status, 200, response.text);
+      else assertError(response, status, code);
+    });
+  }
+
+  it('parses __proto__ and constructor in queries without polluting prototypes', async () => {
+    for (const [path] of hostilePaths) await plainFetch(`${app.url}${path}`, { headers: auth() });
     assert.equal((Object.prototype as Record<string, unknown>)['polluted'], undefined);
     await assertAlive();
   });
 
-  it('answers a path with broken percent-encoding with the Error body, with or without a key', async () => {
+  it('answers a path with broken percent-encoding with 400 invalid_path, with or without a key', async () => {
     for (const path of ['/v1/pets/%ZZ', '/v1/pets%', '/nowhere/%E0%A4%A']) {
-      const withKey = await plainFetch(`${app.url}${path}`, { headers: auth() });
-      assert.ok(withKey.status === 400 || withKey.status === 404, `${path} → ${withKey.status}`);
-      assertErrorShape(withKey);
-      const withoutKey = await plainFetch(`${app.url}${path}`);
-      assert.ok(withoutKey.status < 500);
-      assertErrorShape(withoutKey);
+      assertError(await plainFetch(`${app.url}${path}`, { headers: auth() }), 400, 'invalid_path', path);
+      assertError(await plainFetch(`${app.url}${path}`), 400, 'invalid_path', path);
     }
   });
 });
@@ -361,48 +403,48 @@ function stalledExchange(
   });
 }
 
-describe('slow clients (REQUEST_TIMEOUT_MS)', { concurrency: true }, () => {
-  const timeoutMs = 1000;
-  let app: TestApp;
-  let key: string;
+describeEachBackend(
+  'slow clients (REQUEST_TIMEOUT_MS)',
+  (backend) => {
+    const timeoutMs = 1000;
+    let app: TestApp;
+    let key: string;
 
-  before(async () => {
-    app = await startTestApp({ env: { REQUEST_TIMEOUT_MS: String(timeoutMs) } });
-    ({ key } = await app.newKey());
-  });
-  after(() => app.close());
-
-  const stalls: Array<[string, () => string]> = [
-    ['headers that stop halfway', () => 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthor'],
-    [
-      'a body shorter than its Content-Length',
-      () =>
-        `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`,
-    ],
-  ];
-  for (const [what, request] of stalls) {
-    it(`answers ${what} with 408 and an Error body, then closes`, async () => {
-      const { raw, closedAfterMs } = await stalledExchange(app.url, request(), 10 * timeoutMs);
-      const response = parseRaw(raw);
-      assert.equal(response.status, 408, raw.slice(0, 200));
-      assertErrorShape(response);
-      assert.equal(response.headers.get('connection'), 'close');
-      // Node's sweep runs every second, so the cut comes between the timeout and a second later.
-      assert.ok(
-        closedAfterMs >= timeoutMs * 0.9 && closedAfterMs < timeoutMs + 2500,
-        `closed after ${Math.round(closedAfterMs)} ms`,
-      );
+    before(async () => {
+      app = await startTestApp({ backend, env: { REQUEST_TIMEOUT_MS: String(timeoutMs) } });
+      ({ key } = await app.newKey());
     });
-  }
+    after(() => app.close());
 
-  it('closes a connection that never sends a byte', async () => {
-    const { closedAfterMs } = await stalledExchange(app.url, '', 10 * timeoutMs);
-    assert.ok(closedAfterMs < timeoutMs + 2500, `closed after ${Math.round(closedAfterMs)} ms`);
-  });
+    const stalls: Array<[string, () => string]> = [
+      ['headers that stop halfway', () => 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthor'],
+      ['a body shorter than its Content-Length', () => postRequest(key, `Content-Length: 100\r\n\r\n{"name":`)],
+    ];
+    for (const [what, request] of stalls) {
+      it(`answers ${what} with 408 and an Error body, then closes`, async () => {
+        const { raw, closedAfterMs } = await stalledExchange(app.url, request(), 10 * timeoutMs);
+        const response = parseRaw(raw);
+        assert.equal(response.status, 408, raw.slice(0, 200));
+        assertErrorShape(response);
+        assert.equal(response.headers.get('connection'), 'close');
+        // Node's sweep runs every second, so the cut comes between the timeout and a second later.
+        assert.ok(
+          closedAfterMs >= timeoutMs * 0.9 && closedAfterMs < timeoutMs + 2500,
+          `closed after ${Math.round(closedAfterMs)} ms`,
+        );
+      });
+    }
 
-  it('keeps serving requests that arrive in time', async () => {
-    const response = await fetch(`${app.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
-    assert.equal(response.status, 200);
-    await response.arrayBuffer();
-  });
-});
+    it('closes a connection that never sends a byte', async () => {
+      const { closedAfterMs } = await stalledExchange(app.url, '', 10 * timeoutMs);
+      assert.ok(closedAfterMs < timeoutMs + 2500, `closed after ${Math.round(closedAfterMs)} ms`);
+    });
+
+    it('keeps serving requests that arrive in time', async () => {
+      const response = await fetch(`${app.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(response.status, 200);
+      await response.arrayBuffer();
+    });
+  },
+  { concurrency: true },
+);

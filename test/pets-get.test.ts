@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
+import { describeEachBackend } from './support/each-backend.ts';
 import { ManualClock } from './support/manual-clock.ts';
 import { api, assertError, type ApiClient, type ApiResponse, type Pet } from './support/openapi-contract.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
@@ -17,14 +18,14 @@ function assertDeprecationHeaders(response: ApiResponse, deprecatedAt: Date): vo
   assert.match(target.pathname, /^\/docs/, 'the deprecation link points at the API reference');
 }
 
-describe('GET /v1/pets/{petId}', () => {
+describeEachBackend('GET /v1/pets/{petId}', (backend) => {
   const clock = new ManualClock(new Date('2026-06-01T12:00:00Z'));
   let app: TestApp;
   let client: ApiClient;
   let pet: Pet;
 
   before(async () => {
-    app = await startTestApp({ clock });
+    app = await startTestApp({ backend, clock });
     const { key } = await app.newKey({ plan: 'business' });
     client = api(app, key);
     const created = await client.post('/v1/pets', { name: 'Fido', categoryId: 4, status: 'available' });
@@ -120,9 +121,9 @@ describe('GET /v1/pets/{petId}', () => {
   });
 });
 
-describe('GET /v1/pets/{petId} with a configured deprecation date', () => {
+describeEachBackend('GET /v1/pets/{petId} with a configured deprecation date', (backend) => {
   it('announces the configured date in the Deprecation header', async () => {
-    const app = await startTestApp({ env: { DEPRECATION_DATE: '2027-01-01T00:00:00Z' } });
+    const app = await startTestApp({ backend, env: { DEPRECATION_DATE: '2027-01-01T00:00:00Z' } });
     try {
       const client = api(app, (await app.newKey()).key);
       const created = await client.post('/v1/pets', { name: 'Dated', categoryId: 1 });

@@ -12,7 +12,7 @@ import { freePort, startServerProcess, type ServerProcess } from './support/serv
 
 /**
  * The real server (src/main.ts) as a child process, as an operator starts it: the demo key on
- * first start (decisions.md, "Accounts, plans and keys"), configuration errors (README,
+ * first start (README, "API keys"), configuration errors (README,
  * "Configuration") and graceful shutdown on SIGTERM/SIGINT (README, "Operations").
  */
 
@@ -147,7 +147,7 @@ function slowCreate(
 }
 
 describe('server start-up', { concurrency: true }, () => {
-  it('prints the demo key once on an empty store; the key works on the free plan; a second start prints none', async (t) => {
+  it('prints the demo key once on an empty store; it works on the free plan; a second start prints none', async (t) => {
     const databaseUrl = storeUrl(t);
     const first = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_BOOTSTRAP: 'true' });
     t.after(() => first.kill('SIGKILL'));

@@ -66,7 +66,9 @@ export async function redisBackend(): Promise<RedisBackend> {
         { cause: error },
       );
     }
-    const skip = `Redis at ${shown} is unreachable (${reason}); start it or set PETSTORE_TEST_REDIS_URL (with CI=true this fails instead)`;
+    const skip =
+      `Redis at ${shown} is unreachable (${reason}); ` +
+      'start it or set PETSTORE_TEST_REDIS_URL (with CI=true this fails instead)';
     return {
       url: '',
       skip,

@@ -7,8 +7,8 @@ import { ManualClock } from './manual-clock.ts';
 import { buildServices, type Services } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/build-app.ts';
-import { postgresBackend, sqliteBackend, type Backend } from './backends.ts';
-import { redisBackend, type RedisBackend } from './redis-backend.ts';
+import { postgresBackend, sqliteBackend } from './backends.ts';
+import { redisBackend } from './redis-backend.ts';
 
 export interface TestApp {
   readonly app: FastifyInstance;
@@ -28,22 +28,30 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * Where a test app keeps its data and counts its requests: `sqlite` is a SQLite file with the
+ * in-memory limiter (the default); `postgres` is a fresh PostgreSQL schema with Redis under a fresh
+ * key prefix. `describeEachBackend` (each-backend.ts) runs a suite once per pair.
+ */
+export interface BackendPair {
+  readonly name: 'sqlite' | 'postgres';
+  /** How suite titles name the pair. */
+  readonly title: string;
+  /** Why the pair cannot run here; node:test's `skip` option. */
+  readonly skip?: string;
+}
+
+export const SQLITE_PAIR: BackendPair = { name: 'sqlite', title: 'SQLite file + in-memory limiter' };
+
 export interface TestAppOptions {
   /** Environment overrides, as an operator would set them. */
   readonly env?: Record<string, string>;
   readonly clock?: Clock;
+  /** The storage and limiter pair; SQLite + in-memory unless told. DATABASE_URL in `env` overrides the storage. */
+  readonly backend?: BackendPair;
 }
 
 let accountCounter = 0;
-
-/**
- * Which backends the HTTP suites run on: `sqlite` (SQLite file + memory limiter, the default) or
- * `postgres` (a fresh PostgreSQL schema + Redis with a fresh key prefix). `npm test` runs the HTTP
- * suites once per pair.
- */
-export const TEST_BACKEND = process.env.PETSTORE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
-
-let shared: Promise<{ postgres: Backend; redis: RedisBackend }> | undefined;
 
 interface BackendEnvironment {
   readonly env: Record<string, string>;
@@ -51,8 +59,8 @@ interface BackendEnvironment {
   cleanup(): Promise<void>;
 }
 
-async function backendEnvironment(directory: string): Promise<BackendEnvironment> {
-  if (TEST_BACKEND === 'sqlite') {
+async function backendEnvironment(pair: BackendPair, directory: string): Promise<BackendEnvironment> {
+  if (pair.name === 'sqlite') {
     const sqlite = sqliteBackend();
     return {
       env: { DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}` },
@@ -60,12 +68,12 @@ async function backendEnvironment(directory: string): Promise<BackendEnvironment
       cleanup: sqlite.cleanup,
     };
   }
-  shared ??= Promise.all([postgresBackend(), redisBackend()]).then(([postgres, redis]) => ({ postgres, redis }));
-  const { postgres, redis } = await shared;
+  // A schema and a key prefix of this app's own: closing it removes nothing another app still uses.
+  const [postgres, redis] = await Promise.all([postgresBackend(), redisBackend()]);
   const reason = postgres.skip ?? redis.skip;
   if (reason) throw new Error(reason);
   return {
-    env: { DATABASE_URL: await postgres.freshDatabaseUrl(), REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() },
+    env: { DATABASE_URL: postgres.databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() },
     execute: postgres.execute,
     cleanup: async () => {
       await postgres.cleanup();
@@ -74,13 +82,10 @@ async function backendEnvironment(directory: string): Promise<BackendEnvironment
   };
 }
 
-/**
- * The real app, listening on an ephemeral port, over its own fresh storage (see TEST_BACKEND).
- * DATABASE_URL in `env` overrides the storage.
- */
+/** The real app, listening on an ephemeral port of 127.0.0.1, over its own fresh storage. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const directory = mkdtempSync(join(tmpdir(), 'petstore-test-'));
-  const backend = await backendEnvironment(directory);
+  const backend = await backendEnvironment(options.backend ?? SQLITE_PAIR, directory);
   const config = loadConfig({ ...backend.env, LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: 'false', ...options.env });
   const clock = options.clock ?? new ManualClock(new Date('2026-06-01T12:00:00Z'));
   const services = await buildServices(config, { clock });
