@@ -93,11 +93,14 @@ export async function postgresBackend(): Promise<Backend> {
     const reason = error instanceof Error ? error.message || error.name : String(error);
     if (process.env.CI === 'true') {
       throw new Error(
-        `PostgreSQL at ${shown} is unreachable (${reason}); CI=true, so the PostgreSQL suites fail instead of being skipped`,
+        `PostgreSQL at ${shown} is unreachable (${reason}); ` +
+          'CI=true, so the PostgreSQL suites fail instead of being skipped',
         { cause: error },
       );
     }
-    const skip = `PostgreSQL at ${shown} is unreachable (${reason}); start it or set PETSTORE_TEST_POSTGRES_URL (with CI=true this fails instead)`;
+    const skip =
+      `PostgreSQL at ${shown} is unreachable (${reason}); ` +
+      'start it or set PETSTORE_TEST_POSTGRES_URL (with CI=true this fails instead)';
     return {
       name: 'postgres',
       databaseUrl: '',
