@@ -45,7 +45,7 @@ import { loadSettings, serviceVariableNames, SettingsError, type BenchSettings }
  */
 const HOST = '127.0.0.1';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SERVER_SCRIPT = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const SERVER_SCRIPT = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.ts', import.meta.url));
 const UNLIMITED_SCRIPT = fileURLToPath(new URL('./service-without-limits.ts', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));

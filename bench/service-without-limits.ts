@@ -1,18 +1,13 @@
-import { warmUpNextTick } from '../src/next-tick-warm-up.ts';
+import { buildServices } from '../src/composition-root.ts';
+import { loadConfig } from '../src/config.ts';
+import { buildApp } from '../src/http/build-app.ts';
 
 /**
- * For `BENCH_LIMITS_COST=1` only: the service as src/main.ts runs it (warm-up first, then the
- * modules), on the same store and settings, but without the limits step (rate limiting and its
- * five headers). Keys are still verified. What the limits step costs is the throughput
- * difference between the two.
+ * For `BENCH_LIMITS_COST=1` only: the service as src/server.ts runs it, on the same store and
+ * settings, but without the limits step (rate limiting and its five headers). Keys are still
+ * verified. What the limits step costs is the throughput difference between the two.
  */
 async function main(): Promise<void> {
-  await warmUpNextTick();
-  const [{ buildServices }, { loadConfig }, { buildApp }] = await Promise.all([
-    import('../src/composition-root.ts'),
-    import('../src/config.ts'),
-    import('../src/http/build-app.ts'),
-  ]);
   const config = loadConfig();
   const services = await buildServices(config);
   await services.store.migrate();

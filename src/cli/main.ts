@@ -1,9 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { CreatedKey } from '../auth/account-service.ts';
-import type { Services } from '../composition-root.ts';
+import { buildServices, type Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
-import { runServer } from '../main.ts';
+import { main as serve } from '../server.ts';
 import type { AccountRecord, ApiKeyRecord } from '../storage/store.ts';
 import { parseDuration } from './duration.ts';
 
@@ -128,14 +128,12 @@ export async function runCli(
     return 0;
   }
   if (parsed.command === 'serve') {
-    await runServer();
+    await serve();
     return -1;
   }
   const command = COMMANDS[parsed.command] as (typeof COMMANDS)[string];
   let services: Services | undefined;
   try {
-    // Imported here, not at the top, so that `serve` loads the service only after its warm-up (main.ts).
-    const { buildServices } = await import('../composition-root.ts');
     services = await buildServices(loadConfig());
     // Every command works on a fresh store; `migrate` reports what it applied itself.
     if (parsed.command !== 'migrate') await services.store.migrate();
@@ -269,9 +267,8 @@ function printCreatedKey(out: Output, created: CreatedKey): void {
   if (out.json) {
     out.write(JSON.stringify({ ...keyJson(created.record), key: created.key }));
   } else {
-    out.write(
-      `created key ${created.record.id}${created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`}`,
-    );
+    const expiry = created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`;
+    out.write(`created key ${created.record.id}${expiry}`);
     out.write('the key is shown once; store it now:');
   }
   // The key alone on the last line, so scripts can take it with `tail -n 1`.

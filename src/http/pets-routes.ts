@@ -54,15 +54,10 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
         },
       },
     },
-    // Not async, and returning nothing once sent: a cached page goes out in this turn, with no
-    // promise and no wait on the reply (Fastify awaits a returned reply until the response ends).
-    (request, reply) => {
+    async (request, reply) => {
       const { limit = 20, status, cursor } = request.query;
       const nextPage = `${publicBaseUrl}/v1/pets?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=`;
-      const page = pets.list({ limit, status, cursor });
-      if (page instanceof Promise) return page.then((read) => sendPage(reply, read, nextPage));
-      sendPage(reply, page, nextPage);
-      return undefined;
+      return sendPage(reply, await pets.list({ limit, status, cursor }), nextPage);
     },
   );
 
@@ -146,28 +141,23 @@ export function registerPetRoutes(app: FastifyInstance, options: PetsRouteOption
         reply.header('deprecation', deprecationHeader);
         reply.header('sunset', sunsetHeader);
         reply.header('link', `<${migrationNote}>; rel="deprecation"; type="text/html"`);
-        if (request.principal) metrics.deprecatedCalls.inc(request.principal.accountName);
+        if (request.principal) metrics.deprecatedCalls.inc({ account: request.principal.accountName });
         done(null, payload);
       },
     },
-    // Not async, like listPets: a cached pet goes out in this turn.
-    (request, reply) => {
-      const pet = pets.get(exactInteger(request.params, 'petId', request.params.petId));
-      if (pet instanceof Promise) return pet.then((read) => sendPet(reply, read));
-      sendPet(reply, pet);
-      return undefined;
-    },
+    async (request, reply) =>
+      sendPet(reply, await pets.get(exactInteger(request.params, 'petId', request.params.petId))),
   );
 }
 
 /** `nextPage`: the URL of the next page without its cursor. */
-function sendPage(reply: FastifyReply, page: PetPage, nextPage: string): void {
+function sendPage(reply: FastifyReply, page: PetPage, nextPage: string): FastifyReply {
   if (page.nextCursor !== undefined) reply.header('link', `<${nextPage}${page.nextCursor}>; rel="next"`);
-  reply.type(JSON_TYPE).send(encodedOnce(page, () => page.json));
+  return reply.type(JSON_TYPE).send(encodedOnce(page, () => page.json));
 }
 
-function sendPet(reply: FastifyReply, pet: PetRecord): void {
-  reply.type(JSON_TYPE).send(encodedOnce(pet, () => petToJson(pet)));
+function sendPet(reply: FastifyReply, pet: PetRecord): FastifyReply {
+  return reply.type(JSON_TYPE).send(encodedOnce(pet, () => petToJson(pet)));
 }
 
 function exactIntegerOf(body: NewPetBody): bigint {
