@@ -1,9 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { CreatedKey } from '../auth/account-service.ts';
-import { buildServices, type Services } from '../composition-root.ts';
+import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
-import { main as serve } from '../server.ts';
 import type { AccountRecord, ApiKeyRecord } from '../storage/store.ts';
 import { parseDuration } from './duration.ts';
 
@@ -127,13 +126,16 @@ export async function runCli(
     out.write(USAGE);
     return 0;
   }
+  // Modules are imported on use, so that each command loads only what it runs: the HTTP app only for serve.
   if (parsed.command === 'serve') {
+    const { main: serve } = await import('../server.ts');
     await serve();
     return -1;
   }
   const command = COMMANDS[parsed.command] as (typeof COMMANDS)[string];
   let services: Services | undefined;
   try {
+    const { buildServices } = await import('../composition-root.ts');
     services = await buildServices(loadConfig());
     // Every command works on a fresh store; `migrate` reports what it applied itself.
     if (parsed.command !== 'migrate') await services.store.migrate();
