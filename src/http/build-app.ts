@@ -169,7 +169,7 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
       schema: { hide: true },
       // Answered after authentication and limits but before the body is read: its body is irrelevant.
       onRequest: async (request, reply) => {
-        if (!reply.sent) answer(request, reply);
+        answer(request, reply);
       },
       handler: answer,
     });
