@@ -98,19 +98,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addContentTypeParser(
     'application/json',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
-    (request, body, done) => {
-      try {
-        const encoding = request.headers['content-encoding'];
-        if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-          throw new DomainError(
-            'unsupported_media_type',
-            `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the JSON uncompressed`,
-          );
-        }
-        done(null, parseJsonBody(body as Buffer));
-      } catch (error) {
-        done(error as Error, undefined);
+    async (request: FastifyRequest, body: Buffer) => {
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+        throw new DomainError(
+          'unsupported_media_type',
+          `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the JSON uncompressed`,
+        );
       }
+      return parseJsonBody(body);
     },
   );
 
