@@ -1,5 +1,4 @@
 import { pino, type Logger } from 'pino';
-import { createAccessLog, type AccessLog } from './http/access-log.ts';
 import { AccountService } from './auth/account-service.ts';
 import { KeyVerifier } from './auth/key-verifier.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -30,25 +29,21 @@ export interface ServiceOptions {
   readonly clock?: Clock;
   /** Process metrics (CPU, heap) only make sense once per process. */
   readonly collectProcessMetrics?: boolean;
-  /** The process logger and access log; default: pino JSON lines on stdout at LOG_LEVEL. */
-  readonly logging?: { logger: Logger; accessLog: AccessLog | undefined };
+  /** The process logger; default: pino JSON lines on stdout at LOG_LEVEL. */
+  readonly logger?: Logger;
 }
 
 /**
- * One logger for the app and the services, so every line has the same shape and redaction. Lines
- * go out through a buffered, asynchronous destination instead of one write(2) per request;
- * shutdown flushes what is left.
+ * One logger for the app and the services, so every line, the access log's included, has the same
+ * shape and redaction. Lines go out through a buffered, asynchronous destination instead of one
+ * write(2) per request; shutdown flushes what is left.
  */
-export function createLogger(level: string): { logger: Logger; accessLog: AccessLog | undefined } {
-  const destination = LogDestination.forStdout();
-  const logger = pino(
-    {
-      level,
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
-    },
-    destination,
-  );
-  return { logger, accessLog: logger.isLevelEnabled('info') ? createAccessLog(destination) : undefined };
+export function createLogger(level: string): Logger {
+  const redact = {
+    paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
+    censor: '[redacted]',
+  };
+  return pino({ level, redact }, LogDestination.forStdout());
 }
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
@@ -61,7 +56,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const accounts = new AccountService(store, clock);
-  const { logger, accessLog } = options.logging ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel);
   const redis =
     config.redisUrl === undefined
       ? undefined
@@ -101,7 +96,6 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     readiness,
     limiter,
     logger,
-    accessLog,
     limits: limitsStep(policy),
     async close() {
       clearInterval(purgeTimer);

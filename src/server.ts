@@ -95,3 +95,5 @@ export async function main(): Promise<void> {
     });
   }
 }
+
+if (import.meta.main) await main();

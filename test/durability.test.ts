@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Pet } from './support/openapi-contract.ts';
 
-const SERVER = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const KEY_PATTERN = /pst_[A-Za-z0-9]{36}/;
 
 interface ServerProcess {
@@ -29,7 +29,7 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Runs `node src/main.ts` over the SQLite file `database` and waits until it listens. */
+/** Runs `node src/server.ts` over the SQLite file `database` and waits until it listens. */
 async function startServer(database: string): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER], {

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
 
 /**
- * The real server (src/main.ts) as a child process, as an operator starts it: the demo key on
+ * The real server (src/server.ts) as a child process, as an operator starts it: the demo key on
  * first start (README, "API keys"), configuration errors (README,
  * "Configuration") and graceful shutdown on SIGTERM/SIGINT (README, "Operations").
  */
@@ -24,7 +24,7 @@ interface Exit {
   readonly signal: NodeJS.Signals | null;
 }
 
-/** src/main.ts as a child whose exit status is observable (ServerProcess does not expose it). */
+/** src/server.ts as a child whose exit status is observable (ServerProcess does not expose it). */
 interface Child {
   readonly url: string;
   stdout(): string;
@@ -42,7 +42,7 @@ function storeUrl(t: TestContext): string {
 }
 
 function spawnServer(t: TestContext, env: Record<string, string>, port: number): Child {
-  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, ['src/main.ts'], {
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, ['src/server.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

@@ -3,7 +3,6 @@ import type { CreatedKey } from '../auth/account-service.ts';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
-import { runServer } from '../main.ts';
 import type { AccountRecord, ApiKeyRecord } from '../storage/store.ts';
 import { parseDuration } from './duration.ts';
 
@@ -127,14 +126,15 @@ export async function runCli(
     out.write(USAGE);
     return 0;
   }
+  // Modules are imported on use, so that each command loads only what it runs: the HTTP app only for serve.
   if (parsed.command === 'serve') {
-    await runServer();
+    const { main: serve } = await import('../server.ts');
+    await serve();
     return -1;
   }
   const command = COMMANDS[parsed.command] as (typeof COMMANDS)[string];
   let services: Services | undefined;
   try {
-    // Imported here, not at the top, so that `serve` loads the service only after its warm-up (main.ts).
     const { buildServices } = await import('../composition-root.ts');
     services = await buildServices(loadConfig());
     // Every command works on a fresh store; `migrate` reports what it applied itself.
@@ -269,9 +269,8 @@ function printCreatedKey(out: Output, created: CreatedKey): void {
   if (out.json) {
     out.write(JSON.stringify({ ...keyJson(created.record), key: created.key }));
   } else {
-    out.write(
-      `created key ${created.record.id}${created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`}`,
-    );
+    const expiry = created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`;
+    out.write(`created key ${created.record.id}${expiry}`);
     out.write('the key is shown once; store it now:');
   }
   // The key alone on the last line, so scripts can take it with `tail -n 1`.

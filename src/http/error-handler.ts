@@ -29,7 +29,7 @@ function mapFrameworkError(
     case 'FST_ERR_CTP_INVALID_TYPE':
       return {
         code: 'unsupported_media_type',
-        message: `the request body must be application/json (got ${JSON.stringify(request.headers['content-type'] ?? '')})`,
+        message: `the request body must be application/json (got ${contentTypeOf(request)})`,
       };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { code: 'invalid_json', message: 'the request body is empty; send a JSON object' };
@@ -44,4 +44,8 @@ function mapFrameworkError(
   if (status === 415) return { code: 'unsupported_media_type', message: 'the request body must be application/json' };
   if (status >= 400 && status < 500) return { code: 'invalid_body', message: 'the request could not be read' };
   return undefined;
+}
+
+function contentTypeOf(request: FastifyRequest): string {
+  return JSON.stringify(request.headers['content-type'] ?? '');
 }

@@ -1,5 +1,4 @@
-import type { FastifyReply, HookHandlerDoneFunction } from 'fastify';
-import type { Verification } from '../auth/key-verifier.ts';
+import type { FastifyReply } from 'fastify';
 import type { RateLimitPolicy, LimitVerdict } from '../ratelimit/rate-limit-policy.ts';
 import type { AfterAuthentication } from './auth-hook.ts';
 import { sendUnauthorized } from './auth-hook.ts';
@@ -11,34 +10,16 @@ import { sendError } from './error-body.ts';
  * and answer 429 or 401 where due. Runs before the body is read.
  */
 export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
-  return (request, reply, verification, done) => {
-    let verdict: LimitVerdict | Promise<LimitVerdict>;
-    try {
-      verdict = verification.ok ? policy.forKey(verification.principal) : policy.forAddress(request.ip);
-    } catch (error) {
-      done(error as Error);
-      return;
+  return async (request, reply, verification) => {
+    const verdict = verification.ok ? await policy.forKey(verification.principal) : await policy.forAddress(request.ip);
+    applyFields(reply, verdict);
+    if (verdict.kind !== 'allow') {
+      reply.header('retry-after', String(verdict.retryAfterSeconds));
+      sendError(reply, verdict.kind, verdict.message);
+    } else if (!verification.ok) {
+      sendUnauthorized(reply, verification);
     }
-    if (verdict instanceof Promise) verdict.then((settled) => answer(reply, verification, done, settled), done);
-    else answer(reply, verification, done, verdict);
   };
-}
-
-function answer(
-  reply: FastifyReply,
-  verification: Verification,
-  done: HookHandlerDoneFunction,
-  verdict: LimitVerdict,
-): void {
-  applyFields(reply, verdict);
-  if (verdict.kind !== 'allow') {
-    reply.header('retry-after', String(verdict.retryAfterSeconds));
-    sendError(reply, verdict.kind, verdict.message);
-  } else if (verification.ok) {
-    done();
-  } else {
-    sendUnauthorized(reply, verification);
-  }
 }
 
 function applyFields(reply: FastifyReply, verdict: LimitVerdict): void {

@@ -1,12 +1,11 @@
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
-import { TallyCounter, TallyHistogram } from './tally-metrics.ts';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of one app instance; a registry per app keeps tests independent. */
 export interface Metrics {
   readonly registry: Registry;
-  readonly requests: TallyCounter<'method' | 'route' | 'status'>;
-  readonly duration: TallyHistogram<'method' | 'route'>;
-  readonly deprecatedCalls: TallyCounter<'account'>;
+  readonly requests: Counter<'method' | 'route' | 'status'>;
+  readonly duration: Histogram<'method' | 'route'>;
+  readonly deprecatedCalls: Counter<'account'>;
   readonly rateLimited: Counter<'reason'>;
   readonly limiterFallbacks: Counter;
 }
@@ -16,20 +15,20 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
   if (options.collectProcessMetrics) collectDefaultMetrics({ register: registry });
   return {
     registry,
-    requests: new TallyCounter({
+    requests: new Counter({
       name: 'petstore_http_requests_total',
       help: 'Requests answered, by route and status.',
       labelNames: ['method', 'route', 'status'],
       registers: [registry],
     }),
-    duration: new TallyHistogram({
+    duration: new Histogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time to answer a request.',
       labelNames: ['method', 'route'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
-    deprecatedCalls: new TallyCounter({
+    deprecatedCalls: new Counter({
       name: 'petstore_deprecated_calls_total',
       help: 'Calls to the deprecated GET /v1/pets/{petId}, per account, so operators know who must migrate.',
       labelNames: ['account'],

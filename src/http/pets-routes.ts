@@ -145,7 +145,7 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
         reply.header('deprecation', deprecationHeader);
         reply.header('sunset', sunsetHeader);
         reply.header('link', `<${migrationNote}>; rel="deprecation"; type="text/html"`);
-        if (request.principal) metrics.deprecatedCalls.inc(request.principal.accountName);
+        if (request.principal) metrics.deprecatedCalls.inc({ account: request.principal.accountName });
         done(null, payload);
       },
     },

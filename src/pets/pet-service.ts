@@ -84,12 +84,8 @@ export class PetService {
     }
   }
 
-  /** A cached page is returned as is, without a promise: most reads are answered from memory. */
-  list(query: {
-    limit: number;
-    status: PetStatus | undefined;
-    cursor: string | undefined;
-  }): PetPage | Promise<PetPage> {
+  /** Most reads are answered from the cache of full pages. */
+  async list(query: { limit: number; status: PetStatus | undefined; cursor: string | undefined }): Promise<PetPage> {
     const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
     const cacheKey = `${query.status ?? ''}:${afterId}:${query.limit}`;
     return this.fullPages.get(cacheKey) ?? this.readPage(afterId, query.limit, query.status, cacheKey);
@@ -110,11 +106,12 @@ export class PetService {
     return page;
   }
 
-  /** The deprecated getPet: gone from the sunset instant on. A cached pet is returned without a promise. */
-  get(id: bigint): PetRecord | Promise<PetRecord> {
+  /** The deprecated getPet: gone from the sunset instant on. */
+  async get(id: bigint): Promise<PetRecord> {
     if (this.clock.now() >= this.deprecation.sunsetAt.getTime()) {
       throw new GoneError(
-        `GET /v1/pets/{petId} was removed on ${this.deprecation.sunsetAt.toUTCString()}; use GET /v1/pets with the status filter`,
+        `GET /v1/pets/{petId} was removed on ${this.deprecation.sunsetAt.toUTCString()}; ` +
+          'use GET /v1/pets with the status filter',
       );
     }
     // Ids are assigned sequentially from 1, so one past 2^53 cannot exist.

@@ -44,9 +44,8 @@ export interface RateLimiter {
   /**
    * Atomically: if every window has room, count the request in all of them; otherwise count
    * nothing and, with a strike subject, add a strike. Returns every window's state either way.
-   * In-process limiters answer synchronously, which spares the hot path two promise hops.
    */
-  consume(request: ConsumeRequest, now: number): ConsumeResult | Promise<ConsumeResult>;
+  consume(request: ConsumeRequest, now: number): Promise<ConsumeResult>;
   /** Forget a subject's strikes (after a ban or its lifting). */
   clearStrikes(strikeSubject: string): Promise<void>;
   close(): Promise<void>;

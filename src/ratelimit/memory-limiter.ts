@@ -60,8 +60,11 @@ export class MemoryLimiter implements RateLimiter {
     this.sweeper.unref();
   }
 
-  /** Synchronous; also what the Redis limiter answers with while Redis is unreachable. */
-  consume(request: ConsumeRequest, now: number): ConsumeResult {
+  /**
+   * Also what the Redis limiter answers with while Redis is unreachable. Nothing in it awaits, so
+   * each request's check-and-count runs whole before another's.
+   */
+  async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
     const counters = this.subjectOf(request.subject).counters;
     const specs = request.windows;
     let allowed = !request.peek;
@@ -118,7 +121,10 @@ export class MemoryLimiter implements RateLimiter {
     return strikes.count;
   }
 
-  /** The subject, now the most recently used of its namespace; the least recently used goes when the namespace is full. */
+  /**
+   * The subject, now the most recently used of its namespace; the least recently used goes when
+   * the namespace is full.
+   */
   private subjectOf(key: string): Subject {
     const known = this.subjects.get(key);
     if (known !== undefined) {

@@ -37,11 +37,6 @@ interface PreparedPrincipal {
   readonly policy: string;
 }
 
-/** Applies `next` at once to a ready value, or after the promise settles. */
-function whenSettled<T, U>(value: T | Promise<T>, next: (settled: T) => U | Promise<U>): U | Promise<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
-
 /**
  * Decides, per request, whether it may proceed: per-account minute and day windows for keys,
  * a per-address minute window for everything without a valid key, and temporary bans of keys that
@@ -65,49 +60,41 @@ export class RateLimitPolicy {
     this.anonymousPolicy = policyField(this.anonymousWindows);
   }
 
-  /** Synchronous with an in-process limiter, except when this request starts a ban. */
-  forKey(principal: KeyPrincipal): LimitVerdict | Promise<LimitVerdict> {
+  /** Counts a request of a verified key against its account, or only reports the state while the key is banned. */
+  async forKey(principal: KeyPrincipal): Promise<LimitVerdict> {
     const now = this.clock.now();
     const prepared = this.prepared(principal);
     const bannedUntil = principal.bannedUntil;
     if (bannedUntil !== null && bannedUntil > now) {
-      return whenSettled(this.limiter.consume(prepared.peeked, now), (state) =>
-        this.banned(state, prepared.policy, bannedUntil, now),
-      );
+      const state = await this.limiter.consume(prepared.peeked, now);
+      return this.banned(state, prepared.policy, bannedUntil, now);
     }
-    const result = this.limiter.consume(prepared.counted, now);
-    // Not whenSettled: an in-process limiter's answer is judged without allocating a callback.
-    if (result instanceof Promise)
-      return result.then((settled) => this.judge(principal, prepared.policy, settled, now));
+    const result = await this.limiter.consume(prepared.counted, now);
     return this.judge(principal, prepared.policy, result, now);
   }
 
-  forAddress(address: string): LimitVerdict | Promise<LimitVerdict> {
+  /** Counts a request without a valid key against its client address. */
+  async forAddress(address: string): Promise<LimitVerdict> {
     const now = this.clock.now();
-    return whenSettled(
-      this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now),
-      (result) =>
-        result.allowed
-          ? { kind: 'allow', fields: rateLimitFields(result.windows, now, this.anonymousPolicy) }
-          : this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address'),
-    );
+    const result = await this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now);
+    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, this.anonymousPolicy) };
+    return this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address');
   }
 
-  private judge(
+  private async judge(
     principal: KeyPrincipal,
     policy: string,
     result: ConsumeResult,
     now: number,
-  ): LimitVerdict | Promise<LimitVerdict> {
+  ): Promise<LimitVerdict> {
     if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, policy) };
     // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
     // Strikes are counted atomically, so exactly one request (on any instance) sees the crossing
     // and writes the ban; the rest of a burst in flight meanwhile are refused as rate_limited.
     if (result.strikes === this.options.ban.threshold + 2) {
-      return this.ban(principal.keyId, now).then(async (until) => {
-        await this.limiter.clearStrikes(`key:${principal.keyId}`);
-        return this.banned(result, policy, until, now);
-      });
+      const until = await this.ban(principal.keyId, now);
+      await this.limiter.clearStrikes(`key:${principal.keyId}`);
+      return this.banned(result, policy, until, now);
     }
     return this.limited(result, policy, now, `${principal.plan} plan`);
   }
@@ -164,7 +151,9 @@ export class RateLimitPolicy {
       kind: 'key_banned',
       fields: { ...fields, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(until / 1000)) },
       retryAfterSeconds,
-      message: `this API key is banned until ${new Date(until).toISOString()} for repeated requests after a 429; retry after ${retryAfterSeconds} s`,
+      message:
+        `this API key is banned until ${new Date(until).toISOString()} for repeated requests after a 429; ` +
+        `retry after ${retryAfterSeconds} s`,
     };
   }
 }

@@ -21,7 +21,7 @@ describe('MemoryLimiter: memory bound', () => {
     const limiter = new MemoryLimiter({ maxSubjects: 1000 });
     try {
       for (let i = 0; i < 50_000; i += 1) {
-        const result = limiter.consume(
+        const result = await limiter.consume(
           { subject: `address:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, windows: MINUTE },
           NOW,
         );
@@ -39,13 +39,13 @@ describe('MemoryLimiter: memory bound', () => {
     try {
       const busy = 'address:192.0.2.1';
       const large: WindowSpec[] = [{ name: 'minute', limit: 1000, seconds: 60 }];
-      limiter.consume({ subject: busy, windows: large }, NOW);
+      await limiter.consume({ subject: busy, windows: large }, NOW);
       for (let i = 0; i < 100; i += 1) {
-        limiter.consume({ subject: `address:198.51.100.${i}`, windows: MINUTE }, NOW);
-        limiter.consume({ subject: busy, windows: large }, NOW);
+        await limiter.consume({ subject: `address:198.51.100.${i}`, windows: MINUTE }, NOW);
+        await limiter.consume({ subject: busy, windows: large }, NOW);
       }
       assert.ok(limiter.size() <= 10, `size ${limiter.size()}`);
-      const result = limiter.consume({ subject: busy, windows: large, peek: true }, NOW);
+      const result = await limiter.consume({ subject: busy, windows: large, peek: true }, NOW);
       assert.equal(result.windows[0]?.remaining, 1000 - 101, 'the busy subject kept its count');
     } finally {
       await limiter.close();
@@ -55,22 +55,22 @@ describe('MemoryLimiter: memory bound', () => {
   it('evicts in least-recently-used order, and a swept subject frees its place', async () => {
     const limiter = new MemoryLimiter({ maxSubjects: 3 });
     const count = (subject: string): { subject: string; windows: WindowSpec[] } => ({ subject, windows: MINUTE });
-    const used = (subject: string, now = NOW): number =>
-      60 - (limiter.consume({ ...count(subject), peek: true }, now).windows[0]?.remaining ?? 0);
+    const used = async (subject: string, now = NOW): Promise<number> =>
+      60 - ((await limiter.consume({ ...count(subject), peek: true }, now)).windows[0]?.remaining ?? 0);
     try {
-      for (const subject of ['address:a', 'address:b', 'address:c']) limiter.consume(count(subject), NOW);
-      limiter.consume(count('address:a'), NOW);
-      limiter.consume(count('address:d'), NOW);
-      assert.equal(used('address:b'), 0, 'b was the least recently used, so it went first');
+      for (const subject of ['address:a', 'address:b', 'address:c']) await limiter.consume(count(subject), NOW);
+      await limiter.consume(count('address:a'), NOW);
+      await limiter.consume(count('address:d'), NOW);
+      assert.equal(await used('address:b'), 0, 'b was the least recently used, so it went first');
       // That peek brought b back, evicting c, the least recently used by then.
-      assert.deepEqual([used('address:a'), used('address:d'), used('address:c')], [2, 1, 0]);
+      assert.deepEqual([await used('address:a'), await used('address:d'), await used('address:c')], [2, 1, 0]);
 
       const nextMinute = NOW + 60_000;
       limiter.sweep(nextMinute);
       assert.equal(limiter.size(), 0);
-      for (const subject of ['address:x', 'address:y', 'address:z']) limiter.consume(count(subject), nextMinute);
+      for (const subject of ['address:x', 'address:y', 'address:z']) await limiter.consume(count(subject), nextMinute);
       assert.deepEqual(
-        ['address:x', 'address:y', 'address:z'].map((subject) => used(subject, nextMinute)),
+        await Promise.all(['address:x', 'address:y', 'address:z'].map((subject) => used(subject, nextMinute))),
         [1, 1, 1],
         'the sweep emptied the namespace: three new subjects fit without evicting one another',
       );
@@ -83,9 +83,10 @@ describe('MemoryLimiter: memory bound', () => {
     const limiter = new MemoryLimiter({ maxSubjects: 100 });
     try {
       const account = { subject: 'account:1', windows: BOTH };
-      limiter.consume(account, NOW);
-      for (let i = 0; i < 5000; i += 1) limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
-      const second = limiter.consume(account, NOW);
+      await limiter.consume(account, NOW);
+      for (let i = 0; i < 5000; i += 1)
+        await limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      const second = await limiter.consume(account, NOW);
       assert.equal(second.allowed, true);
       assert.equal(second.windows[0]?.remaining, 0, 'the account kept its first request');
       assert.ok(limiter.size() <= 101, `size ${limiter.size()}`);
@@ -97,10 +98,11 @@ describe('MemoryLimiter: memory bound', () => {
   it('sweep(now) drops every idle subject and strike once its windows have ended', async () => {
     const limiter = new MemoryLimiter();
     try {
-      for (let i = 0; i < 500; i += 1) limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      for (let i = 0; i < 500; i += 1)
+        await limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
       for (let i = 0; i < 50; i += 1) {
         const account = { subject: `account:${i}`, windows: BOTH, strikeSubject: `key:k${i}` };
-        for (let j = 0; j < 4; j += 1) limiter.consume(account, NOW);
+        for (let j = 0; j < 4; j += 1) await limiter.consume(account, NOW);
       }
       assert.equal(limiter.size(), 500 + 50 + 50, 'addresses, accounts and the strikes of 50 keys');
 
@@ -123,7 +125,8 @@ describe('MemoryLimiter: memory bound', () => {
     let now = NOW;
     const limiter = new MemoryLimiter({ sweepEveryMs: 20, now: () => now });
     try {
-      for (let i = 0; i < 100; i += 1) limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
+      for (let i = 0; i < 100; i += 1)
+        await limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
       assert.equal(limiter.size(), 100);
       now = NOW + 60_000;
       const deadline = Date.now() + 2000;

@@ -168,7 +168,8 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       );
     });
 
-    it('answers exactly like MemoryLimiter over a long random sequence (strikes, peeks, clearStrikes, window ends)', async () => {
+    const sequence = 'a long random sequence (strikes, peeks, clearStrikes, window ends)';
+    it(`answers exactly like MemoryLimiter over ${sequence}`, async () => {
       let now = MID_MINUTE;
       const memory = new MemoryLimiter({ now: () => now });
       const { limiter: redis } = redisLimiter({ url: backend.url, keyPrefix: backend.keyPrefix() });
@@ -193,7 +194,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
             ...(random() < 0.7 ? { strikeSubject: pick(strikeSubjects) } : {}),
             ...(random() < 0.1 ? { peek: true } : {}),
           };
-          const expected = memory.consume(request, now);
+          const expected = await memory.consume(request, now);
           const actual = await redis.consume(request, now);
           assert.deepEqual(
             actual,
@@ -224,7 +225,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       ];
       try {
         for (const [request, now, strikes] of steps) {
-          const expected = memory.consume(request, now);
+          const expected = await memory.consume(request, now);
           const actual = await limiter.consume(request, now);
           assert.deepEqual(actual, expected);
           assert.equal(actual.strikes, strikes);
@@ -256,7 +257,8 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       assert.equal(await inspect.exists(`${keyPrefix}strike:${strikeSubject}`), 0, 'clearStrikes deletes the key');
     });
 
-    it('expires keys after their window (plus slack), whatever the distance between the callers’ clock and Redis’s', async () => {
+    const clocks = 'whatever the distance between the callers’ clock and Redis’s';
+    it(`expires keys after their window (plus slack), ${clocks}`, async () => {
       const keyPrefix = backend.keyPrefix();
       const { limiter } = redisLimiter({ url: backend.url, keyPrefix });
       const inspect = backend.client();
@@ -334,7 +336,8 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
 });
 
 describe('RedisLimiter: Redis unreachable', () => {
-  it('answers from memory within 300 ms, reports the fallback (logging at most once per period) and never throws', async () => {
+  const reporting = 'reports the fallback (logging at most once per period)';
+  it(`answers from memory within 300 ms, ${reporting} and never throws`, async () => {
     const { limiter, fallbacks } = redisLimiter({ url: 'redis://127.0.0.1:1', logEveryMs: 10_000 });
     const reference = new MemoryLimiter();
     const request: ConsumeRequest = { subject: 'account:1', windows: BOTH(2, 10), strikeSubject: 'key:a' };
@@ -342,7 +345,7 @@ describe('RedisLimiter: Redis unreachable', () => {
       for (let i = 0; i < 4; i += 1) {
         const { value, ms } = await timed(limiter.consume(request, MID_MINUTE));
         assert.ok(ms < 300, `answered in ${ms.toFixed(0)} ms`);
-        assert.deepEqual(value, reference.consume(request, MID_MINUTE), 'the fallback limits like MemoryLimiter');
+        assert.deepEqual(value, await reference.consume(request, MID_MINUTE), 'the fallback limits like MemoryLimiter');
       }
       assert.equal(fallbacks.errors.length, 4);
       assert.match(fallbacks.errors[0]?.message ?? '', /Redis is unreachable/);

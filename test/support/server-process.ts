@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-/** The real server (src/main.ts) as a child process on its own port: what an operator runs. */
+/** The real server (src/server.ts) as a child process on its own port: what an operator runs. */
 export interface ServerProcess {
   readonly url: string;
   readonly port: number;
@@ -31,7 +31,7 @@ export async function startServerProcess(
   options: { port?: number; timeoutMs?: number } = {},
 ): Promise<ServerProcess> {
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'src', 'main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'src', 'server.ts')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
