@@ -48,6 +48,7 @@ export function createLogger(level: string): Logger {
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
   const store = await openStore(config, {
     onIdleError: (error) =>
       logger.warn({ err: error.message }, 'PostgreSQL closed an idle connection; the pool opens a new one when needed'),
@@ -56,7 +57,6 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const accounts = new AccountService(store, clock);
-  const logger = options.logger ?? createLogger(config.logLevel);
   const redis =
     config.redisUrl === undefined
       ? undefined

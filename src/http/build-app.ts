@@ -76,7 +76,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Longer than common load-balancer idle timeouts (60 s), so the balancer closes first.
     keepAliveTimeout: 72_000,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Answered by the first onRequest hook instead, with the Error body every non-2xx carries.
+    return503OnClosing: false,
     clientErrorHandler: answerMalformedRequest,
     // URL errors found while routing, before any hook runs.
     frameworkErrors: (error, request, reply) => {
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
 
   app.decorateRequest('principal', undefined);
+  refuseWhileClosing(app);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
   // Handlers send pre-serialised strings; response schemas exist for the document and its test.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -145,6 +147,22 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerMethodNotAllowed(app);
   await app.ready();
   return app;
+}
+
+/**
+ * Once shutdown begins, requests still arriving on open connections (pipelined or kept alive) get
+ * 503 and the connection closes, so clients retry on another instance; in-flight requests finish.
+ */
+function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    sendError(reply, 'service_unavailable', 'the service is shutting down; retry the request');
+  });
 }
 
 function registerMethodNotAllowed(app: FastifyInstance): void {
