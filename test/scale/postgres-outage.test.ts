@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
+import { buildServices } from '../../src/composition-root.ts';
+import { loadConfig } from '../../src/config.ts';
 import { postgresBackend, type Backend } from '../support/backends.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
@@ -66,5 +69,35 @@ describe('PostgreSQL unreachable', { skip: postgres.skip }, () => {
     await expectUnavailable();
     proxy.forward();
     await expectRecovered();
+  });
+});
+
+describe('PostgreSQL closing an idle pooled connection', { skip: postgres.skip }, () => {
+  test('is logged as a warning, and the next query opens a new connection', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const databaseUrl = await postgres.freshDatabaseUrl();
+    const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DEMO_BOOTSTRAP: 'false' });
+    const services = await buildServices(config, { logger });
+    try {
+      await services.store.migrate();
+      await services.store.ping();
+      await postgres.execute(
+        databaseUrl,
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE application_name = 'petstore' AND state = 'idle' AND pid <> pg_backend_pid()`,
+      );
+      const deadline = Date.now() + 5000;
+      while (!lines.some((line) => line.includes('PostgreSQL closed an idle connection'))) {
+        assert.ok(Date.now() < deadline, `no warning logged; lines: ${lines.join('')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const warning = JSON.parse(lines.find((line) => line.includes('idle connection')) ?? '{}') as { level: number };
+      assert.equal(warning.level, 40);
+      await services.store.ping();
+    } finally {
+      await services.close();
+      await postgres.cleanup();
+    }
   });
 });
