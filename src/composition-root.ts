@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { AccountService } from './auth/account-service.ts';
 import { KeyVerifier } from './auth/key-verifier.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -7,6 +7,7 @@ import type { AppDependencies } from './http/build-app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import type { ReadinessCheck } from './http/ops-routes.ts';
 import { limitsStep } from './http/limits-hook.ts';
+import { redactKeys } from './http/redact.ts';
 import { PetService } from './pets/pet-service.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
 import { MemoryLimiter } from './ratelimit/memory-limiter.ts';
@@ -39,13 +40,22 @@ const LOG_FLUSH_INTERVAL_MS = 1000;
  * One logger for the app and the services, so every line, the access log's included, has the same
  * shape and redaction. Lines go out through pino's asynchronous destination, gathered into 4 KiB
  * writes instead of one write(2) per request, and flushed at least once a second and on shutdown.
+ * `destination` is a file descriptor, or any stream (tests collect lines in memory).
+ *
+ * Keys are redacted from the finished line (`streamWrite`), not field by field: clients put them in
+ * URLs, headers and bodies that reach messages, Fastify's lines and the services' alike, and only
+ * the serialised line is sure to hold all of them.
  */
-export function createLogger(level: string, fd = 1): Logger {
+export function createLogger(level: string, destination: number | DestinationStream = 1): Logger {
   const redact = {
     paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
     censor: '[redacted]',
   };
-  const logger = pino({ level, redact }, pino.destination({ dest: fd, minLength: 4096, sync: false }));
+  const stream =
+    typeof destination === 'number'
+      ? pino.destination({ dest: destination, minLength: 4096, sync: false })
+      : destination;
+  const logger = pino({ level, redact, hooks: { streamWrite: redactKeys } }, stream);
   setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS).unref();
   return logger;
 }

@@ -15,7 +15,7 @@ import { sharedSchemas } from '../pets/pet-schemas.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import { authenticationHook, refuseUnauthenticated, type AfterAuthentication } from './auth-hook.ts';
 import { errorJson, sendError, STATUS_OF } from './error-body.ts';
-import { handleError } from './error-handler.ts';
+import { createErrorHandler } from './error-handler.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './json-body.ts';
 import type { Metrics } from './metrics.ts';
 import { registerOpenApi, registerOpenApiDocumentRoute } from './openapi.ts';
@@ -135,7 +135,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     request.log.info({ method, url, status, ms: Math.round(reply.elapsedTime * 10) / 10, key }, 'request');
   });
 
-  app.setErrorHandler(handleError);
+  app.setErrorHandler(createErrorHandler());
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
   );

@@ -1,21 +1,47 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../errors.ts';
+import { LogThrottle, type LogThrottleOptions } from '../log-throttle.ts';
 import { sendError } from './error-body.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 
+export type ErrorHandler = (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
 /**
  * The HTTP edge: maps typed domain errors and Fastify's own request errors to an Error body.
- * Anything unexpected is logged with its stack and answered as a bare 500 that shows no internals.
+ * Anything unexpected is logged with its stack and answered as a bare 500 that shows no internals:
+ * those are bugs. Storage outages are expected and repeat on every request, so they are logged at
+ * most once per interval (one throttle per app), with the cause and a count instead of a stack.
  */
-export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (error instanceof DomainError) {
-    if (error.code === 'service_unavailable') request.log.warn({ err: error }, 'storage unavailable');
-    return sendError(reply, error.code, error.message);
-  }
-  const mapped = mapFrameworkError(error as FastifyError, request);
-  if (mapped) return sendError(reply, mapped.code, mapped.message);
-  request.log.error({ err: error }, 'unhandled error');
-  return sendError(reply, 'internal_error', 'the service failed to handle this request; it has been logged');
+export function createErrorHandler(options: LogThrottleOptions = {}): ErrorHandler {
+  const outages = new LogThrottle(options);
+  return (error, request, reply) => {
+    if (error instanceof DomainError) {
+      if (error.code === 'service_unavailable') logOutage(error, request, outages);
+      else request.log.debug({ code: error.code, reason: error.message }, 'request refused');
+      return sendError(reply, error.code, error.message);
+    }
+    const mapped = mapFrameworkError(error as FastifyError, request);
+    if (mapped) {
+      request.log.debug({ code: mapped.code, reason: mapped.message }, 'request refused');
+      return sendError(reply, mapped.code, mapped.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, 'internal_error', 'the service failed to handle this request; it has been logged');
+  };
+}
+
+function logOutage(error: DomainError, request: FastifyRequest, outages: LogThrottle): void {
+  const admitted = outages.take();
+  if (!admitted) return;
+  request.log.warn(
+    { err: error.message, cause: messageOf(error.cause), suppressed: admitted.suppressed },
+    'storage unavailable: requests that need it get 503',
+  );
+}
+
+function messageOf(cause: unknown): string | undefined {
+  if (cause instanceof Error) return cause.message || cause.name;
+  return cause === undefined ? undefined : String(cause);
 }
 
 function mapFrameworkError(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { buildServices } from '../../src/composition-root.ts';
+import { buildServices, createLogger } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { postgresBackend, type Backend } from '../support/backends.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
@@ -69,6 +69,53 @@ describe('PostgreSQL unreachable', { skip: postgres.skip }, () => {
     await expectUnavailable();
     proxy.forward();
     await expectRecovered();
+  });
+});
+
+describe('PostgreSQL unreachable: the log', { skip: postgres.skip }, () => {
+  test('50 requests during an outage give one warning line, with the cause and no stack', async () => {
+    const proxy = await startTcpProxy(5432);
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+    const direct = await postgres.freshDatabaseUrl();
+    const app = await startTestApp({
+      env: {
+        DATABASE_URL: direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
+        STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
+        KEY_CACHE_TTL_MS: '0',
+      },
+      logger,
+    });
+    try {
+      const { key } = await app.newKey({ plan: 'business' });
+      await proxy.refuse();
+      for (let i = 0; i < 50; i += 1) {
+        const response = await fetch(`${app.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+        assert.equal(response.status, 503);
+        await response.arrayBuffer();
+      }
+      const deadline = Date.now() + 5000;
+      while (lines.filter((line) => line.includes('"msg":"request"')).length < 50) {
+        assert.ok(Date.now() < deadline, 'the access lines of the 50 requests');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const warnings = lines
+        .map((line) => JSON.parse(line) as { level: number; msg: string; cause?: string; suppressed?: number })
+        .filter((line) => line.level >= 40 && line.msg.startsWith('storage unavailable'));
+      assert.ok(
+        warnings.length >= 1 && warnings.length <= 2,
+        `${warnings.length} warning lines:\n${JSON.stringify(warnings)}`,
+      );
+      for (const line of lines) assert.doesNotMatch(line, /"stack"|\\n\s+at /, `a stack in the log: ${line}`);
+      const [first] = warnings;
+      assert.match(first?.msg ?? '', /^storage unavailable/);
+      assert.equal(first?.suppressed, 0);
+      assert.ok(first?.cause, `the first warning says what failed: ${JSON.stringify(first)}`);
+    } finally {
+      await app.close();
+      await proxy.close();
+      await postgres.cleanup();
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { Clock } from '../../src/clock.ts';
 import { ManualClock } from './manual-clock.ts';
 import { buildServices, type Services } from '../../src/composition-root.ts';
@@ -49,6 +50,8 @@ export interface TestAppOptions {
   readonly clock?: Clock;
   /** The storage and limiter pair; SQLite + in-memory unless told. DATABASE_URL in `env` overrides the storage. */
   readonly backend?: BackendPair;
+  /** The process logger; silent unless given (tests that read log lines pass one). */
+  readonly logger?: Logger;
 }
 
 let accountCounter = 0;
@@ -88,7 +91,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const backend = await backendEnvironment(options.backend ?? SQLITE_PAIR, directory);
   const config = loadConfig({ ...backend.env, LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: 'false', ...options.env });
   const clock = options.clock ?? new ManualClock(new Date('2026-06-01T12:00:00Z'));
-  const services = await buildServices(config, { clock });
+  const services = await buildServices(config, { clock, logger: options.logger });
   await services.store.migrate();
   const app = await buildApp(services);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
