@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../errors.ts';
 import { sendError } from './error-body.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
+import { quoted } from './quote.ts';
 
 /**
  * The HTTP edge: maps typed domain errors and Fastify's own request errors to an Error body.
@@ -47,5 +48,5 @@ function mapFrameworkError(
 }
 
 function contentTypeOf(request: FastifyRequest): string {
-  return JSON.stringify(request.headers['content-type'] ?? '');
+  return quoted(request.headers['content-type'] ?? '');
 }
