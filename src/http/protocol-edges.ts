@@ -29,11 +29,9 @@ export function installProtocolEdges(app: FastifyInstance): void {
   // Before authentication, like any request Node cannot serve as sent: the answer reveals nothing.
   app.addHook('onRequest', async (request, reply) => {
     if (!unsupportedExpectation.has(request.raw)) return;
-    sendError(
-      reply,
-      'invalid_body',
-      `the expectation ${quoted(request.headers.expect ?? '')} is not supported; send no Expect header or Expect: 100-continue`,
-    );
+    const expectation = quoted(request.headers.expect ?? '');
+    const hint = 'send no Expect header, or Expect: 100-continue';
+    sendError(reply, 'invalid_body', `the expectation ${expectation} is not supported; ${hint}`);
   });
 
   // preParsing runs once authentication and limits let the request through, right before the body
