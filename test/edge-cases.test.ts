@@ -360,7 +360,12 @@ describeEachBackend('HTTP edge: an address over its limit costs no key lookup', 
       lookups += 1;
       return original(hash);
     };
+    const { key: known } = await app.newKey();
+    assert.equal((await request(app, '/v1/pets', { key: known })).status, 200);
+    // Past the key cache's lifetime (1 s), so the known key needs a lookup again.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
     try {
+      lookups = 0;
       for (let i = 0; i < 3; i += 1) {
         const answer = await request(app, '/v1/pets', { key: generateApiKey() });
         assert.equal(answer.status, 401);
@@ -376,6 +381,10 @@ describeEachBackend('HTTP edge: an address over its limit costs no key lookup', 
         assert.equal(answer.headers.get('x-ratelimit-limit'), '3');
       }
       assert.equal(lookups, 3, 'over the limit, no key is looked up');
+      const served = await request(app, '/v1/pets', { key: known });
+      assert.equal(served.status, 200, 'a key this instance served before is still looked up and let through');
+      assert.equal(served.headers.get('x-ratelimit-limit'), '60', 'and counted against its account');
+      assert.equal(lookups, 4);
     } finally {
       keys.findPrincipalByHash = original;
     }

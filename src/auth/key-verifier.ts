@@ -74,6 +74,15 @@ export class KeyVerifier {
     return typeof examined === 'string' ? undefined : examined;
   }
 
+  /**
+   * Whether this exact header named an existing key when storage was last asked, however long ago:
+   * a key this instance has served keeps being looked up even while its address is over the limit
+   * for requests without a valid key, which only invented keys then cannot pass.
+   */
+  recognises(authorization: string | undefined): boolean {
+    return authorization !== undefined && this.cache.get(authorization)?.principal !== undefined;
+  }
+
   /** A verdict reached without storage, or the well-formed token that storage must be asked about. */
   private examine(authorization: string | undefined): Verification | string {
     // Keyed by the exact header: a hit skips parsing, the checksum and SHA-256 (measured: 4% of a

@@ -21,9 +21,9 @@ declare module 'fastify' {
 export interface AfterAuthentication {
   (request: FastifyRequest, reply: FastifyReply, verification: Verification): Promise<void>;
   /**
-   * Called before a well-formed key that is not cached is looked up in storage. Answers the request
-   * and resolves true when it must stop there (its client address is over its limit), so such a
-   * client costs no storage lookup.
+   * Called before a well-formed key that this instance has never seen is looked up in storage.
+   * Answers the request and resolves true when it must stop there (its client address is over its
+   * limit), so a client guessing keys costs no storage lookup.
    */
   readonly beforeLookup?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 }
@@ -37,7 +37,8 @@ export function authenticationHook(verifier: KeyVerifier, next: AfterAuthenticat
     if (request.routeOptions.config.public === true) return;
     let verification = verifyLocally(verifier, request);
     if (verification === undefined) {
-      if (next.beforeLookup !== undefined && (await next.beforeLookup(request, reply))) return;
+      const invented = !verifier.recognises(request.headers.authorization);
+      if (invented && next.beforeLookup !== undefined && (await next.beforeLookup(request, reply))) return;
       verification = await verifier.verify(request.headers.authorization);
     }
     if (verification.ok) request.principal = verification.principal;
