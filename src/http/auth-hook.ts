@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { KeyVerifier, Verification } from '../auth/key-verifier.ts';
+import { AMBIGUOUS_CREDENTIALS, type KeyVerifier, type Verification } from '../auth/key-verifier.ts';
 import type { KeyPrincipal } from '../storage/store.ts';
 import { sendError } from './error-body.ts';
 
@@ -18,11 +18,15 @@ declare module 'fastify' {
  * Called once a request has a verdict on its key, before any body is read. It either lets the
  * request go on, or answers it (reply.send) before it resolves, which stops the request there.
  */
-export type AfterAuthentication = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  verification: Verification,
-) => Promise<void>;
+export interface AfterAuthentication {
+  (request: FastifyRequest, reply: FastifyReply, verification: Verification): Promise<void>;
+  /**
+   * Called before a well-formed key that this instance has never seen is looked up in storage.
+   * Answers the request and resolves true when it must stop there (its client address is over its
+   * limit), so a client guessing keys costs no storage lookup.
+   */
+  readonly beforeLookup?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+}
 
 /**
  * onRequest step 1: every non-public request, known route or not, must carry a valid key.
@@ -31,10 +35,31 @@ export type AfterAuthentication = (
 export function authenticationHook(verifier: KeyVerifier, next: AfterAuthentication): onRequestAsyncHookHandler {
   return async function authenticate(request, reply) {
     if (request.routeOptions.config.public === true) return;
-    const verification = await verifier.verify(request.headers.authorization);
+    let verification = verifyLocally(verifier, request);
+    if (verification === undefined) {
+      const invented = !verifier.recognises(request.headers.authorization);
+      if (invented && next.beforeLookup !== undefined && (await next.beforeLookup(request, reply))) return;
+      verification = await verifier.verify(request.headers.authorization);
+    }
     if (verification.ok) request.principal = verification.principal;
     await next(request, reply, verification);
   };
+}
+
+/** The verdict reached without storage, or undefined when the key must be looked up. */
+function verifyLocally(verifier: KeyVerifier, request: FastifyRequest): Verification | undefined {
+  // Node keeps only the first of repeated Authorization headers in `headers`; the raw list has them all.
+  if (authorizationHeaderCount(request.raw.rawHeaders) > 1) return AMBIGUOUS_CREDENTIALS;
+  return verifier.verifyWithoutStorage(request.headers.authorization);
+}
+
+function authorizationHeaderCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') count += 1;
+  }
+  return count;
 }
 
 /** The default second step when no limiter is installed: refuse what failed verification. */
@@ -54,5 +79,7 @@ export function sendUnauthorized(reply: FastifyReply, verification: Verification
 function challengeOf(verification: Verification & { ok: false }): string {
   if (verification.reason === 'missing' || verification.reason === 'wrong_scheme') return 'Bearer realm="petstore"';
   const description = verification.message.replace(/"/g, "'");
-  return `Bearer realm="petstore", error="invalid_token", error_description="${description}"`;
+  // RFC 6750: more than one way of passing a token is a malformed request, not a bad token.
+  const error = verification.reason === 'ambiguous' ? 'invalid_request' : 'invalid_token';
+  return `Bearer realm="petstore", error="${error}", error_description="${description}"`;
 }

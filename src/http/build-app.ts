@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { METHODS } from 'node:http';
 import type { Socket } from 'node:net';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
 import type { Clock } from '../clock.ts';
@@ -22,6 +23,9 @@ import { registerOpenApi, registerOpenApiDocumentRoute } from './openapi.ts';
 import { registerOpsRoutes, type ReadinessCheck } from './ops-routes.ts';
 import { registerPetRoutes } from './pets-routes.ts';
 import { createValidatorCompiler } from './validation.ts';
+import { serveDocsIndexInPlaceOfRedirect } from './docs-index.ts';
+import { installProtocolEdges } from './protocol-edges.ts';
+import { excerpt, quoted } from './quote.ts';
 
 export interface AppDependencies {
   readonly config: Config;
@@ -58,7 +62,8 @@ const KNOWN_PATHS: Record<string, string[]> = {
 };
 /** How often Node looks for requests past their timeout; also how late it may notice. */
 const CONNECTIONS_CHECK_MS = 1000;
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** Every method Node parses; CONNECT never reaches routing (src/http/protocol-edges.ts answers it). */
+const ALL_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 
 /** Builds the HTTP app over ready-made services. Never listens: src/server.ts does. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -84,13 +89,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
         return sendError(reply, 'invalid_path', 'a path segment is too long');
       if (error.code === 'FST_ERR_BAD_URL')
-        return sendError(reply, 'invalid_path', `the path is not valid percent-encoding: ${request.url.slice(0, 100)}`);
+        return sendError(reply, 'invalid_path', `the path is not valid percent-encoding: ${quoted(request.url)}`);
       return sendError(reply, 'invalid_path', 'the request path could not be routed');
     },
   });
 
   app.decorateRequest('principal', undefined);
   refuseWhileClosing(app);
+  installProtocolEdges(app);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
   // Handlers send pre-serialised strings; response schemas exist for the document and its test.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -105,7 +111,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
         throw new DomainError(
           'unsupported_media_type',
-          `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the JSON uncompressed`,
+          `Content-Encoding ${quoted(encoding)} is not supported; send the JSON uncompressed`,
         );
       }
       return parseJsonBody(body);
@@ -137,9 +143,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   app.setErrorHandler(createErrorHandler());
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+    sendError(reply, 'not_found', `no route for ${request.method} ${excerpt(request.url.split('?')[0] ?? '')}`),
   );
 
+  serveDocsIndexInPlaceOfRedirect(app);
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   registerOpenApiDocumentRoute(app);
   registerOpsRoutes(app, { metrics: deps.metrics, readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
@@ -166,6 +173,8 @@ function refuseWhileClosing(app: FastifyInstance): void {
 }
 
 function registerMethodNotAllowed(app: FastifyInstance): void {
+  // Fastify routes only the common methods unless told; the others would fall through to 404.
+  for (const method of ALL_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method);
   for (const [url, allowed] of Object.entries(KNOWN_PATHS)) {
     const others = ALL_METHODS.filter((method) => !allowed.includes(method));
     const allow = allowed.join(', ');

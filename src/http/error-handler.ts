@@ -3,6 +3,7 @@ import { DomainError, type ErrorCode } from '../errors.ts';
 import { LogThrottle, type LogThrottleOptions } from '../log-throttle.ts';
 import { sendError } from './error-body.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
+import { quoted } from './quote.ts';
 
 export type ErrorHandler = (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
 
@@ -73,5 +74,5 @@ function mapFrameworkError(
 }
 
 function contentTypeOf(request: FastifyRequest): string {
-  return JSON.stringify(request.headers['content-type'] ?? '');
+  return quoted(request.headers['content-type'] ?? '');
 }

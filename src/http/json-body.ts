@@ -1,9 +1,11 @@
 import { ValidationError } from '../errors.ts';
+import { excerpt, QUOTE_LIMIT } from './quote.ts';
 
 /**
  * JSON request bodies, parsed so that integers beyond 2^53 keep their digits: JSON.parse alone
  * rounds them. The parsed value keeps a (rounded) number so schema validation sees a plain integer;
- * the exact source digits are kept aside and read back with `exactInteger`.
+ * the exact source text is kept aside and read back with `exactInteger`, which also refuses numbers
+ * that JSON.parse turned into integers from a fraction or an exponent (`1.0`, `1E3`, `1e-400`).
  */
 const exactDigits = new WeakMap<object, Map<string, string>>();
 const INTEGER_LITERAL = /^-?(0|[1-9][0-9]*)$/;
@@ -20,8 +22,9 @@ interface ReviverContext {
 function keepExactIntegers(this: unknown, key: string, value: unknown, context?: ReviverContext): unknown {
   if (
     typeof value === 'number' &&
-    !Number.isSafeInteger(value) &&
     context?.source !== undefined &&
+    // Plain safe integers, nearly every number sent, need nothing kept.
+    !(Number.isSafeInteger(value) && INTEGER_LITERAL.test(context.source)) &&
     typeof this === 'object' &&
     this !== null
   ) {
@@ -46,7 +49,7 @@ export function parseJsonBody(body: Buffer): unknown {
     return JSON.parse(text, keepExactIntegers as Reviver);
   } catch (error) {
     if (error instanceof RangeError) throw new ValidationError('invalid_json', 'the request body is nested too deeply');
-    const detail = error instanceof SyntaxError ? error.message : 'unreadable';
+    const detail = error instanceof SyntaxError ? excerpt(error.message, 2 * QUOTE_LIMIT) : 'unreadable';
     throw new ValidationError('invalid_json', `the request body is not valid JSON: ${detail}`);
   }
 }
@@ -67,14 +70,18 @@ export function rememberExactDigits(holder: object, key: string, digits: string)
  * Also serves path and query integers remembered by the validator.
  */
 export function exactInteger(holder: object, field: string, value: number): bigint {
-  if (Number.isSafeInteger(value)) return BigInt(value);
   const source = exactDigits.get(holder)?.get(field);
+  if (source === undefined && Number.isSafeInteger(value)) return BigInt(value);
   const expectation = `field '${field}' must be an integer from ${INT64_MIN} to ${INT64_MAX}`;
   if (source === undefined || !INTEGER_LITERAL.test(source)) {
-    throw new ValidationError('invalid_body', `${expectation}, written as plain digits (got ${source ?? value})`);
+    throw new ValidationError(
+      'invalid_body',
+      `${expectation}, written as digits with an optional minus sign: no fraction, no exponent ` +
+        `(got ${excerpt(source ?? String(value))})`,
+    );
   }
   const exact = BigInt(source);
   if (exact < INT64_MIN || exact > INT64_MAX)
-    throw new ValidationError('invalid_body', `${expectation} (got ${source})`);
+    throw new ValidationError('invalid_body', `${expectation} (got ${excerpt(source)})`);
   return exact;
 }

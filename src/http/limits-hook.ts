@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitPolicy, LimitVerdict } from '../ratelimit/rate-limit-policy.ts';
 import type { AfterAuthentication } from './auth-hook.ts';
 import { sendUnauthorized } from './auth-hook.ts';
@@ -10,16 +10,30 @@ import { sendError } from './error-body.ts';
  * and answer 429 or 401 where due. Runs before the body is read.
  */
 export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
-  return async (request, reply, verification) => {
+  const step: AfterAuthentication = async (request, reply, verification) => {
     const verdict = verification.ok ? await policy.forKey(verification.principal) : await policy.forAddress(request.ip);
     applyFields(reply, verdict);
     if (verdict.kind !== 'allow') {
-      reply.header('retry-after', String(verdict.retryAfterSeconds));
-      sendError(reply, verdict.kind, verdict.message);
+      sendRefusal(reply, verdict);
     } else if (!verification.ok) {
       sendUnauthorized(reply, verification);
     }
   };
+  // An address already over its limit would get 429 whatever storage says about its key, so it is
+  // refused before the lookup: guessing keys at speed then costs storage nothing.
+  const beforeLookup = async (request: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+    const refusal = await policy.refusalForAddress(request.ip);
+    if (refusal === undefined || refusal.kind === 'allow') return false;
+    applyFields(reply, refusal);
+    sendRefusal(reply, refusal);
+    return true;
+  };
+  return Object.assign(step, { beforeLookup });
+}
+
+function sendRefusal(reply: FastifyReply, verdict: Exclude<LimitVerdict, { kind: 'allow' }>): void {
+  reply.header('retry-after', String(verdict.retryAfterSeconds));
+  sendError(reply, verdict.kind, verdict.message);
 }
 
 function applyFields(reply: FastifyReply, verdict: LimitVerdict): void {

@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ValidationError } from '../errors.ts';
 import { INT64_MAX, INT64_MIN, rememberExactDigits } from './json-body.ts';
+import { excerpt } from './quote.ts';
 
 /**
  * Request validation with the route schemas (src/pets/pet-schemas.ts), stricter than Fastify's
@@ -80,7 +81,7 @@ function describe(validate: ValidateFunction, root: SchemaNode, part: HttpPart, 
   const schema = root.properties?.[name];
   const label = { params: 'path parameter', querystring: 'query parameter', headers: 'header' }[part] + ` '${name}'`;
   const got = (data as Record<string, unknown>)[name];
-  return new ValidationError(codeOf(part), `${label} ${expectationOf(schema, error)} (got '${String(got)}')`);
+  return new ValidationError(codeOf(part), `${label} ${expectationOf(schema, error)} (got '${excerpt(String(got))}')`);
 }
 
 function codeOf(part: HttpPart): 'invalid_body' | 'invalid_query' | 'invalid_path' {
@@ -98,7 +99,7 @@ function bodyMessage(error: ErrorObject, root: SchemaNode, data: unknown): strin
       const field = String(error.params.additionalProperty);
       if (field === 'id') return "the body must not contain 'id': the service assigns it";
       const allowed = Object.keys(root.properties ?? {}).join(', ');
-      return `the body contains the unknown field '${field}'; allowed fields are ${allowed}`;
+      return `the body contains the unknown field '${excerpt(field)}'; allowed fields are ${allowed}`;
     }
     if (error.keyword === 'type')
       return data === undefined || data === null
@@ -108,8 +109,7 @@ function bodyMessage(error: ErrorObject, root: SchemaNode, data: unknown): strin
   }
   const field = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
   const got = JSON.stringify((data as Record<string, unknown>)[field]) ?? 'undefined';
-  const shown = got.length > 60 ? `${got.slice(0, 57)}...` : got;
-  return `field '${field}' ${expectationOf(root.properties?.[field], error)} (got ${shown})`;
+  return `field '${field}' ${expectationOf(root.properties?.[field], error)} (got ${excerpt(got)})`;
 }
 
 /** "must be <what a valid value looks like>", from the schema's annotation or its enumeration. */

@@ -81,6 +81,15 @@ export class RateLimitPolicy {
     return this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address');
   }
 
+  /** Refusal of a request without a valid key when its address's window is already full; counts nothing. */
+  async refusalForAddress(address: string): Promise<LimitVerdict | undefined> {
+    const now = this.clock.now();
+    const subject = `address:${address}`;
+    const result = await this.limiter.consume({ subject, windows: this.anonymousWindows, peek: true }, now);
+    if (result.windows.every((window) => window.remaining > 0)) return undefined;
+    return this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address');
+  }
+
   private async judge(
     principal: KeyPrincipal,
     policy: string,

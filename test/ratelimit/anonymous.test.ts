@@ -33,6 +33,9 @@ describeEachBackend('rate limits over HTTP: requests without a valid key are lim
     const clock = new ManualClock(MID);
     const app = await startTestApp({ backend, clock, env: { ANON_LIMIT_PER_MINUTE: '5' } });
     try {
+      // Used once before the address fills up: an invented key from a full address is not even looked up.
+      const { key } = await app.newKey({ plan: 'free' });
+      assert.equal((await request(app, '/v1/pets', { key })).status, 200);
       const answers = [];
       for (const badKey of BAD_KEYS) answers.push(await request(app, '/v1/pets', withBadKey(badKey)));
       assert.deepEqual(statusesOf(answers), [401, 401, 401, 401, 401]);
@@ -55,7 +58,6 @@ describeEachBackend('rate limits over HTTP: requests without a valid key are lim
       assertRefused(await request(app, '/v1/nowhere'), 'rate_limited');
 
       // A valid key is counted against its account, not the address.
-      const { key } = await app.newKey({ plan: 'free' });
       const valid = await request(app, '/v1/pets', { key });
       assert.equal(valid.status, 200, valid.text);
       assert.equal(rateLimitOf(valid).limit, 60);
