@@ -27,9 +27,10 @@ describe('PostgreSQL store without a reachable server', () => {
       await rejectsUnavailableWithin(store.pets.get(1), TIMEOUT_MS + SLACK_MS);
       await rejectsUnavailableWithin(store.ping(), TIMEOUT_MS + SLACK_MS);
       await rejectsUnavailableWithin(
-        store.pets.create({ name: 'x', categoryId: 1n, status: null }, Date.now(), {
+        store.pets.createIdempotent({ name: 'x', categoryId: 1n, status: null }, Date.now(), {
           accountId: 1,
           key: 'k',
+          fingerprint: 'fp',
           respond: () => ({ statusCode: 201, body: '{}' }),
         }),
         TIMEOUT_MS + SLACK_MS,
