@@ -314,6 +314,8 @@ async function lockIdempotencyKey(trx: Database, scope: IdempotentCreate, waitMs
 interface QueuedCreate {
   readonly pet: NewPetRecord;
   readonly now: number;
+  /** performance.now() after which the caller has had its 503: the creation is dropped, not sent. */
+  readonly deadline: number;
   resolve(pet: PetRecord): void;
   reject(error: unknown): void;
 }
@@ -343,7 +345,7 @@ class PostgresGroupCommit implements PetCommitter {
 
   create(pet: NewPetRecord, now: number): Promise<PetRecord> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ pet, now, resolve, reject });
+      this.queue.push({ pet, now, deadline: performance.now() + this.timeoutMs, resolve, reject });
       this.flushing ??= this.flush();
     });
   }
@@ -379,7 +381,8 @@ class PostgresGroupCommit implements PetCommitter {
 
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
+      const batch = this.takeBatch();
+      if (batch.length === 0) continue;
       try {
         const ids = await this.insertBatch(batch);
         batch.forEach((entry, index) => entry.resolve({ id: ids[index] as number, ...entry.pet }));
@@ -388,6 +391,20 @@ class PostgresGroupCommit implements PetCommitter {
       }
     }
     this.flushing = undefined;
+  }
+
+  /**
+   * Creations queued behind a batch that hung (an outage) until their caller's deadline are never
+   * sent: their callers already got 503, and a pet committed after it would be a surprise.
+   */
+  private takeBatch(): QueuedCreate[] {
+    const now = performance.now();
+    const batch: QueuedCreate[] = [];
+    for (const entry of this.queue.splice(0, MAX_BATCH)) {
+      if (entry.deadline > now) batch.push(entry);
+      else entry.reject(new StorageUnavailableError('storage is unavailable: it did not answer in time; retry later'));
+    }
+    return batch;
   }
 
   /** Ids of the inserted rows, in the order of `batch`; one statement, so its own transaction. */

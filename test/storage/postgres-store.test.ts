@@ -113,35 +113,6 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
     await postgres.cleanup();
   });
 
-  it('a creation whose key another request holds past the wait answers idempotency_in_flight, in time', async () => {
-    const account = await store.accounts.create(
-      { name: `in-flight-${Date.now()}`, plan: 'free', perMinute: null, perDay: null },
-      Date.now(),
-    );
-    const request = {
-      accountId: account.id,
-      key: 'held',
-      fingerprint: 'fp',
-      respond: () => ({ statusCode: 201, body: '{}' }),
-    };
-    const pet = { name: 'held', categoryId: 1n, status: null };
-    const lock = `pg_advisory_xact_lock(hashtextextended($1 || coalesce(current_schema(), ''), 0))`;
-    await admin.query('BEGIN');
-    try {
-      await admin.query(`SELECT ${lock}`, [`petstore:idempotency:${account.id}:held:`]);
-      const started = performance.now();
-      await assert.rejects(store.pets.createIdempotent(pet, Date.now(), request), IdempotencyInFlightError);
-      const elapsed = performance.now() - started;
-      assert.ok(
-        elapsed >= TIMEOUT_MS / 2 && elapsed < TIMEOUT_MS + SLACK_MS,
-        `answered after ${Math.round(elapsed)} ms`,
-      );
-    } finally {
-      await admin.query('ROLLBACK');
-    }
-    assert.equal((await store.pets.createIdempotent(pet, Date.now(), request)).state, 'created');
-  });
-
   it('openStore accepts postgres:// and postgresql:// URLs', async () => {
     for (const url of [postgres.databaseUrl, postgres.databaseUrl.replace(/^postgres:/, 'postgresql:')]) {
       const opened = await openStore({ databaseUrl: url, pgPoolSize: 1, storageTimeoutMs: 2000 });
@@ -235,6 +206,35 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
     } finally {
       await victim.close();
     }
+  });
+
+  it('a creation whose key another request holds past the wait answers idempotency_in_flight, in time', async () => {
+    const account = await store.accounts.create(
+      { name: `in-flight-${Date.now()}`, plan: 'free', perMinute: null, perDay: null },
+      Date.now(),
+    );
+    const request = {
+      accountId: account.id,
+      key: 'held',
+      fingerprint: 'fp',
+      respond: () => ({ statusCode: 201, body: '{}' }),
+    };
+    const pet = { name: 'held', categoryId: 1n, status: null };
+    const lock = `pg_advisory_xact_lock(hashtextextended($1 || coalesce(current_schema(), ''), 0))`;
+    await admin.query('BEGIN');
+    try {
+      await admin.query(`SELECT ${lock}`, [`petstore:idempotency:${account.id}:held:`]);
+      const started = performance.now();
+      await assert.rejects(store.pets.createIdempotent(pet, Date.now(), request), IdempotencyInFlightError);
+      const elapsed = performance.now() - started;
+      assert.ok(
+        elapsed >= TIMEOUT_MS / 2 && elapsed < TIMEOUT_MS + SLACK_MS,
+        `answered after ${Math.round(elapsed)} ms`,
+      );
+    } finally {
+      await admin.query('ROLLBACK');
+    }
+    assert.equal((await store.pets.createIdempotent(pet, Date.now(), request)).state, 'created');
   });
 
   it('close() is safe to call twice', async () => {
