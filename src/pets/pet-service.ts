@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { GoneError, IdempotencyConflictError, IdempotencyInFlightError, NotFoundError } from '../errors.ts';
+import { GoneError, IdempotencyConflictError, NotFoundError } from '../errors.ts';
 import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
@@ -34,8 +34,6 @@ export interface Deprecation {
 
 /** Keys are kept at least this long (decisions: at least 24 hours). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A claim whose request never finished (the process died) is released after this. */
-const IDEMPOTENCY_LOCK_MS = 60 * 1000;
 
 /**
  * Pets never change once created (v1 has no update or delete) and ids are assigned, and become
@@ -66,22 +64,15 @@ export class PetService {
       return { statusCode: 201, body: petToJson(created), petId: created.id, replayed: false };
     }
     const fingerprint = fingerprintOf(pet);
-    const reservation = await this.store.idempotency.reserve(idempotency, fingerprint, now, IDEMPOTENCY_LOCK_MS);
-    if (reservation.state !== 'reserved' && reservation.fingerprint !== fingerprint) {
+    const respond = (created: PetRecord): IdempotentResponse => ({ statusCode: 201, body: petToJson(created) });
+    const outcome = await this.store.pets.createIdempotent(pet, now, { ...idempotency, fingerprint, respond });
+    if (outcome.state === 'created') {
+      return { statusCode: 201, body: petToJson(outcome.pet), petId: outcome.pet.id, replayed: false };
+    }
+    if (outcome.fingerprint !== fingerprint) {
       throw new IdempotencyConflictError('this Idempotency-Key was already used with a different request body');
     }
-    if (reservation.state === 'in_flight') {
-      throw new IdempotencyInFlightError('a request with this Idempotency-Key is still being processed; retry shortly');
-    }
-    if (reservation.state === 'completed') return replay(reservation.response);
-    try {
-      const respond = (created: PetRecord): IdempotentResponse => ({ statusCode: 201, body: petToJson(created) });
-      const created = await this.store.pets.create(pet, now, { ...idempotency, respond });
-      return { statusCode: 201, body: petToJson(created), petId: created.id, replayed: false };
-    } catch (error) {
-      await this.store.idempotency.release(idempotency).catch(() => undefined);
-      throw error;
-    }
+    return replay(outcome.response);
   }
 
   /** Most reads are answered from the cache of full pages. */

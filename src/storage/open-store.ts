@@ -16,7 +16,9 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<Store> {
   const url = config.databaseUrl;
-  if (url.startsWith('sqlite:')) return openSqliteStore(url.slice('sqlite:'.length));
+  if (url.startsWith('sqlite:')) {
+    return openSqliteStore(url.slice('sqlite:'.length), { timeoutMs: config.storageTimeoutMs });
+  }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only when used, so a SQLite deployment never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./postgres-dialect.ts');

@@ -11,23 +11,24 @@ import {
   type PostgresQueryResult,
 } from 'kysely';
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
-import { StorageUnavailableError } from '../errors.ts';
+import { IdempotencyInFlightError, StorageUnavailableError } from '../errors.ts';
 import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
 import { migrateToLatest, type MigrationDialect } from './migrations.ts';
 import {
-  completeIdempotency,
+  completedOutcome,
+  findIdempotency,
   insertPet,
   SqlStore,
+  storeIdempotency,
   type Database,
   type PetCommitter,
-  type PetIdempotency,
 } from './sql-store.ts';
-import type { NewPetRecord, PetRecord, Store } from './store.ts';
+import type { IdempotentCreate, IdempotentOutcome, NewPetRecord, PetRecord, Store } from './store.ts';
 
 export interface PostgresStoreOptions {
   /** Connections this instance may open. */
   readonly poolSize: number;
-  /** Longest wait for a connection, and for each statement, before StorageUnavailableError. */
+  /** Longest a storage call (pool wait, connect and statements together) may take before StorageUnavailableError. */
   readonly timeoutMs: number;
   /**
    * Told about errors of idle connections (e.g. the server restarted). The pool has already dropped
@@ -70,8 +71,9 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
   return new SqlStore({
     backend: 'postgres',
     db,
-    pets: new PostgresGroupCommit(db),
+    pets: new PostgresGroupCommit(db, options.timeoutMs),
     isUniqueViolation: (error) => error instanceof Error && 'code' in error && error.code === '23505',
+    callTimeoutMs: options.timeoutMs,
     migrate: () => migrate(url, options),
     destroy: () => db.destroy(),
   });
@@ -292,9 +294,28 @@ async function migrate(url: string, options: PostgresStoreOptions): Promise<numb
 // ---------------------------------------------------------------------------------------------
 // Group commit
 
+/** 55P03: the wait for a lock outlasted lock_timeout. */
+const isLockTimeout = (error: unknown): boolean =>
+  error instanceof Error &&
+  (('code' in error && error.code === '55P03') || (error.cause !== undefined && isLockTimeout(error.cause)));
+
+/** Hash collisions between keys only make two requests wait for each other. */
+async function lockIdempotencyKey(trx: Database, scope: IdempotentCreate, waitMs: number): Promise<void> {
+  await sql`SELECT set_config('lock_timeout', ${`${waitMs}ms`}, true)`.execute(trx);
+  try {
+    await sql`SELECT pg_advisory_xact_lock(${lockKey(`idempotency:${scope.accountId}:${scope.key}`)})`.execute(trx);
+  } catch (error) {
+    if (!isLockTimeout(error)) throw error;
+    throw new IdempotencyInFlightError('a request with this Idempotency-Key is still being processed; retry shortly');
+  }
+  await sql`SELECT set_config('lock_timeout', '0', true)`.execute(trx);
+}
+
 interface QueuedCreate {
   readonly pet: NewPetRecord;
   readonly now: number;
+  /** performance.now() after which the caller has had its 503: the creation is dropped, not sent. */
+  readonly deadline: number;
   resolve(pet: PetRecord): void;
   reject(error: unknown): void;
 }
@@ -315,14 +336,16 @@ class PostgresGroupCommit implements PetCommitter {
   private queue: QueuedCreate[] = [];
   private flushing: Promise<void> | undefined;
 
-  constructor(db: Database) {
+  private readonly timeoutMs: number;
+
+  constructor(db: Database, timeoutMs: number) {
     this.db = db;
+    this.timeoutMs = timeoutMs;
   }
 
-  create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord> {
-    if (idempotency) return this.createWithIdempotency(pet, now, idempotency);
+  create(pet: NewPetRecord, now: number): Promise<PetRecord> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ pet, now, resolve, reject });
+      this.queue.push({ pet, now, deadline: performance.now() + this.timeoutMs, resolve, reject });
       this.flushing ??= this.flush();
     });
   }
@@ -331,20 +354,35 @@ class PostgresGroupCommit implements PetCommitter {
     await this.flushing;
   }
 
-  /** The insert and the completed idempotency record commit together, under the same lock. */
-  private createWithIdempotency(pet: NewPetRecord, now: number, idempotency: PetIdempotency): Promise<PetRecord> {
+  /**
+   * One transaction: a transaction-scoped advisory lock on (account, key), then either the completed
+   * record, or the pet and its completed record inserted together under the pets lock. Nothing is
+   * left behind by a request that fails or loses its connection (the server rolls back), and a
+   * commit whose answer was lost is what the retry finds. A request with the same key waits for the
+   * lock, then finds the record; if the first still holds it when the wait ends, the answer is 409.
+   */
+  createIdempotent(pet: NewPetRecord, now: number, request: IdempotentCreate): Promise<IdempotentOutcome> {
     return this.db.transaction().execute(async (trx) => {
+      await lockIdempotencyKey(trx, request, this.keyWaitMs());
+      const completed = completedOutcome(await findIdempotency(trx, request).executeTakeFirst());
+      if (completed) return completed;
       await sql`SELECT pg_advisory_xact_lock(${lockKey('pets')})`.execute(trx);
       const row = await insertPet(trx, pet, now).executeTakeFirstOrThrow();
       const created: PetRecord = { id: Number(row.id), ...pet };
-      await completeIdempotency(trx, idempotency, idempotency.respond(created)).execute();
-      return created;
+      await storeIdempotency(trx, request, now, request.respond(created)).execute();
+      return { state: 'created', pet: created };
     });
+  }
+
+  /** The key's lock is waited for most of the deadline, leaving the rest for the work under it. */
+  private keyWaitMs(): number {
+    return Math.max(1, Math.floor(this.timeoutMs * 0.75));
   }
 
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
+      const batch = this.takeBatch();
+      if (batch.length === 0) continue;
       try {
         const ids = await this.insertBatch(batch);
         batch.forEach((entry, index) => entry.resolve({ id: ids[index] as number, ...entry.pet }));
@@ -353,6 +391,20 @@ class PostgresGroupCommit implements PetCommitter {
       }
     }
     this.flushing = undefined;
+  }
+
+  /**
+   * Creations queued behind a batch that hung (an outage) until their caller's deadline are never
+   * sent: their callers already got 503, and a pet committed after it would be a surprise.
+   */
+  private takeBatch(): QueuedCreate[] {
+    const now = performance.now();
+    const batch: QueuedCreate[] = [];
+    for (const entry of this.queue.splice(0, MAX_BATCH)) {
+      if (entry.deadline > now) batch.push(entry);
+      else entry.reject(new StorageUnavailableError('storage is unavailable: it did not answer in time; retry later'));
+    }
+    return batch;
   }
 
   /** Ids of the inserted rows, in the order of `batch`; one statement, so its own transaction. */

@@ -1,14 +1,16 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { ConflictError } from '../errors.ts';
+import { withinDeadline } from './deadline.ts';
 import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
 import type {
   AccountRecord,
   AccountStore,
   ApiKeyRecord,
   BanStore,
-  IdempotencyReservation,
   IdempotencyScope,
   IdempotencyStore,
+  IdempotentCreate,
+  IdempotentOutcome,
   IdempotentResponse,
   KeyPrincipal,
   KeyStore,
@@ -28,11 +30,11 @@ import type {
  * and reaches this one through `StoreDialect`: how pet creations are committed together, how
  * transactions lock, and how driver errors are recognised.
  */
-export type PetIdempotency = IdempotencyScope & { respond(pet: PetRecord): IdempotentResponse };
 
 /** Commits pet creations, several to one commit where the backend allows it. */
 export interface PetCommitter {
-  create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord>;
+  create(pet: NewPetRecord, now: number): Promise<PetRecord>;
+  createIdempotent(pet: NewPetRecord, now: number, request: IdempotentCreate): Promise<IdempotentOutcome>;
   /** Commits what is queued, so closing never drops an accepted creation. */
   drain(): Promise<void>;
 }
@@ -42,6 +44,11 @@ export interface StoreDialect {
   readonly db: Kysely<DatabaseSchema>;
   readonly pets: PetCommitter;
   isUniqueViolation(error: unknown): boolean;
+  /**
+   * When set, every storage call (not migrate, ping or close) rejects with StorageUnavailableError
+   * once this long has passed, however its steps (pool wait, connect, statements) add up.
+   */
+  readonly callTimeoutMs?: number;
   migrate(): Promise<number>;
   /** Closes connections; called once. */
   destroy(): Promise<void>;
@@ -143,13 +150,53 @@ export const insertPet = (db: Database, pet: NewPetRecord, now: number) =>
     .values({ name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: now })
     .returning('id');
 
-/** Completes an idempotency claim with the response, in the creation's own transaction. */
-export const completeIdempotency = (db: Database, scope: IdempotencyScope, response: IdempotentResponse) =>
+/** The record an earlier request with this key left, if any. */
+export const findIdempotency = (db: Database, scope: IdempotencyScope) =>
   db
-    .updateTable('idempotency_keys')
-    .set({ status_code: response.statusCode, body: response.body })
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'status_code', 'body'])
     .where('account_id', '=', scope.accountId)
     .where('key', '=', scope.key);
+
+export interface IdempotencyRow {
+  readonly fingerprint: string;
+  readonly status_code: IntegerValue | null;
+  readonly body: string | null;
+}
+
+/**
+ * A completed record replays; a row without a response (an unfinished claim written by an earlier
+ * release of the service) is treated as absent and overwritten.
+ */
+export const completedOutcome = (row: IdempotencyRow | undefined): IdempotentOutcome | undefined =>
+  row && row.status_code !== null && row.body !== null
+    ? {
+        state: 'completed',
+        fingerprint: row.fingerprint,
+        response: { statusCode: toNumber(row.status_code), body: row.body },
+      }
+    : undefined;
+
+/** Stores the completed record, in the creation's own transaction. */
+export const storeIdempotency = (db: Database, request: IdempotentCreate, now: number, response: IdempotentResponse) =>
+  db
+    .insertInto('idempotency_keys')
+    .values({
+      account_id: request.accountId,
+      key: request.key,
+      fingerprint: request.fingerprint,
+      created_at: now,
+      status_code: response.statusCode,
+      body: response.body,
+    })
+    .onConflict((conflict) =>
+      conflict.columns(['account_id', 'key']).doUpdateSet((eb) => ({
+        fingerprint: eb.ref('excluded.fingerprint'),
+        created_at: eb.ref('excluded.created_at'),
+        status_code: eb.ref('excluded.status_code'),
+        body: eb.ref('excluded.body'),
+      })),
+    );
 
 /** Ids are non-negative safe integers; anything else names no row (and must not reach a bigint cast). */
 const isId = (id: number): boolean => Number.isSafeInteger(id) && id >= 0;
@@ -170,11 +217,13 @@ export class SqlStore implements Store {
   constructor(dialect: StoreDialect) {
     this.dialect = dialect;
     this.backend = dialect.backend;
-    this.pets = new SqlPets(dialect);
-    this.accounts = new SqlAccounts(dialect);
-    this.keys = new SqlKeys(dialect);
-    this.idempotency = new SqlIdempotency(dialect.db);
-    this.bans = new SqlBans(dialect.db);
+    const bound = <T extends object>(target: T): T =>
+      dialect.callTimeoutMs === undefined ? target : withinDeadline(target, dialect.callTimeoutMs);
+    this.pets = bound(new SqlPets(dialect));
+    this.accounts = bound(new SqlAccounts(dialect));
+    this.keys = bound(new SqlKeys(dialect));
+    this.idempotency = bound(new SqlIdempotency(dialect.db));
+    this.bans = bound(new SqlBans(dialect.db));
   }
 
   migrate(): Promise<number> {
@@ -197,8 +246,12 @@ class SqlPets implements PetStore {
     this.dialect = dialect;
   }
 
-  create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord> {
-    return this.dialect.pets.create(pet, now, idempotency);
+  create(pet: NewPetRecord, now: number): Promise<PetRecord> {
+    return this.dialect.pets.create(pet, now);
+  }
+
+  createIdempotent(pet: NewPetRecord, now: number, request: IdempotentCreate): Promise<IdempotentOutcome> {
+    return this.dialect.pets.createIdempotent(pet, now, request);
   }
 
   async get(id: number): Promise<PetRecord | undefined> {
@@ -396,68 +449,6 @@ class SqlIdempotency implements IdempotencyStore {
   private readonly db: Database;
   constructor(db: Database) {
     this.db = db;
-  }
-
-  /**
-   * One atomic upsert claims the key when it is new, or takes over a claim that never completed
-   * and is at least `staleAfterMs` old; the conflict handling (a row lock on PostgreSQL, the single
-   * writer on SQLite) makes exactly one of several racing requests win. When nothing was claimed,
-   * the row that blocked the claim is read and reported; if it vanished in between (released by
-   * its owner), the claim is tried again.
-   */
-  async reserve(
-    scope: IdempotencyScope,
-    fingerprint: string,
-    now: number,
-    staleAfterMs: number,
-  ): Promise<IdempotencyReservation> {
-    for (let attempt = 1; ; attempt += 1) {
-      if (await this.claim(scope, fingerprint, now, now - staleAfterMs)) return { state: 'reserved' };
-      const row = await this.db
-        .selectFrom('idempotency_keys')
-        .select(['fingerprint', 'status_code', 'body'])
-        .where('account_id', '=', scope.accountId)
-        .where('key', '=', scope.key)
-        .executeTakeFirst();
-      if (row) {
-        if (row.status_code !== null && row.body !== null) {
-          const response = { statusCode: toNumber(row.status_code), body: row.body };
-          return { state: 'completed', fingerprint: row.fingerprint, response };
-        }
-        return { state: 'in_flight', fingerprint: row.fingerprint };
-      }
-      if (attempt >= 5) return { state: 'in_flight', fingerprint };
-    }
-  }
-
-  private async claim(scope: IdempotencyScope, fingerprint: string, now: number, staleBefore: number) {
-    const claimed = await this.db
-      .insertInto('idempotency_keys')
-      .values({ account_id: scope.accountId, key: scope.key, fingerprint, created_at: now })
-      .onConflict((conflict) =>
-        conflict
-          .columns(['account_id', 'key'])
-          .doUpdateSet((eb) => ({
-            fingerprint: eb.ref('excluded.fingerprint'),
-            created_at: eb.ref('excluded.created_at'),
-            status_code: null,
-            body: null,
-          }))
-          .where('idempotency_keys.status_code', 'is', null)
-          .where('idempotency_keys.created_at', '<=', staleBefore),
-      )
-      .returning('key')
-      .executeTakeFirst();
-    return claimed !== undefined;
-  }
-
-  async release(scope: IdempotencyScope): Promise<void> {
-    await this.db
-      .deleteFrom('idempotency_keys')
-      .where('account_id', '=', scope.accountId)
-      .where('key', '=', scope.key)
-      .where('status_code', 'is', null)
-      .execute();
   }
 
   async purge(before: number): Promise<number> {

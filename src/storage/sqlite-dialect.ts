@@ -1,69 +1,89 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import {
-  CompiledQuery,
-  Kysely,
-  sql,
-  SqliteAdapter,
-  SqliteDialect,
-  SqliteDriver,
-  type Compilable,
-  type DatabaseConnection,
-  type DialectAdapter,
-  type Driver,
-  type SqliteDatabase,
-  type SqliteDialectConfig,
-  type SqliteStatement,
-} from 'kysely';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely, sql, SqliteAdapter, SqliteDialect, type Compilable, type DialectAdapter, type Driver } from 'kysely';
 import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
 import { migrateToLatest, type MigrationDialect } from './migrations.ts';
 import {
-  completeIdempotency,
+  completedOutcome,
+  findIdempotency,
   insertPet,
   SqlStore,
+  storeIdempotency,
   type Database,
+  type IdempotencyRow,
   type PetCommitter,
-  type PetIdempotency,
   type StoreDialect,
 } from './sql-store.ts';
-import type { IdempotencyScope, IdempotentResponse, NewPetRecord, PetRecord, Store } from './store.ts';
+import {
+  isBusy,
+  lockedError,
+  NodeSqliteDatabase,
+  NodeSqliteDriver,
+  WriterLock,
+  type SqliteConnections,
+} from './sqlite-connections.ts';
+import type {
+  IdempotentCreate,
+  IdempotentOutcome,
+  IdempotentResponse,
+  NewPetRecord,
+  PetRecord,
+  Store,
+} from './store.ts';
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit is on disk
  * before a 201 is sent. node:sqlite is synchronous; its statements answer in microseconds, faster
  * than any async driver round trip, and they are prepared once and reused.
  */
-export function openSqliteStore(path: string): Store {
+export function openSqliteStore(path: string, options: { readonly timeoutMs: number }): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  // The busy timeout comes first, so that opening while a CLI command or another process holds a
-  // lock waits for it instead of failing with "database is locked".
-  const connection = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
-  enableWal(connection);
-  connection.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
-  const database = new NodeSqliteDatabase(connection);
-  const db = new Kysely<DatabaseSchema>({ dialect: new NodeSqliteDialect({ database }) });
+  const writer = openConnection(path);
+  enableWal(writer);
+  const database = new NodeSqliteDatabase(writer);
+  const connections: SqliteConnections = {
+    writer: database,
+    reader: path === ':memory:' ? database : new NodeSqliteDatabase(openConnection(path)),
+    writerLock: new WriterLock(),
+    timeoutMs: options.timeoutMs,
+  };
+  const db = new Kysely<DatabaseSchema>({ dialect: new NodeSqliteDialect(connections) });
   return new SqlStore({
     backend: 'sqlite',
     db,
-    pets: new SqliteGroupCommit(db, database),
+    pets: new SqliteGroupCommit(db, connections),
     isUniqueViolation: (error) => error instanceof Error && /UNIQUE constraint failed/.test(error.message),
     migrate: () => oneMigrationAtATime(() => migrateToLatest({ db, dialect: sqliteMigrationDialect })),
     destroy: () => db.destroy(),
   } satisfies StoreDialect);
 }
 
-const BUSY_TIMEOUT_MS = 5000;
+/**
+ * No busy timeout: node:sqlite would sleep in the event loop's thread for it. A statement that
+ * finds the file locked fails at once and is retried on a timer (sqlite-connections.ts).
+ */
+function openConnection(path: string): DatabaseSync {
+  const connection = new DatabaseSync(path, { timeout: 0 });
+  connection.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
+  return connection;
+}
 
-/** Switching a new file to WAL can report SQLITE_BUSY without calling the busy handler: retry. */
+/** How long opening waits for another process that is switching a new file to WAL. */
+const OPEN_WAIT_MS = 5000;
+
+/**
+ * Switching a new file to WAL can report SQLITE_BUSY while another process does the same. This runs
+ * once, while the store is opened at start-up, before anything is served; so it may wait here.
+ */
 function enableWal(connection: DatabaseSync): void {
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const deadline = Date.now() + OPEN_WAIT_MS;
   for (;;) {
     try {
       connection.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (error) {
-      if (!(error instanceof Error && /locked|busy/i.test(error.message)) || Date.now() > deadline) throw error;
+      if (!isBusy(error) || Date.now() > deadline) throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
     }
   }
@@ -72,10 +92,9 @@ function enableWal(connection: DatabaseSync): void {
 let migrationsInProcess: Promise<unknown> = Promise.resolve();
 
 /**
- * Serialises the migrations of this process's SQLite stores. A connection waiting for the write
- * lock blocks the whole thread (node:sqlite's busy handler sleeps), so while another store of this
- * process held the lock between two awaited statements, it would block the very migration it
- * waits for. Other processes are unaffected and wait for the lock as usual.
+ * Serialises the migrations of this process's SQLite stores: while another store of this process
+ * held the file's write lock between two awaited statements, a second migration would only retry
+ * until its deadline and fail. Other processes wait for the lock as usual.
  */
 function oneMigrationAtATime(migrate: () => Promise<number>): Promise<number> {
   const run = migrationsInProcess.then(migrate);
@@ -96,89 +115,26 @@ const sqliteMigrationDialect: MigrationDialect = {
 // ---------------------------------------------------------------------------------------------
 // node:sqlite under Kysely's SqliteDialect
 
-/** Statements kept prepared; the query set is fixed (LIMIT values included), this only bounds it. */
-const MAX_CACHED_STATEMENTS = 1000;
-
 /**
- * Adapts `DatabaseSync` to the better-sqlite3-like object SqliteDialect drives. Every statement
- * reads integers as bigints, so an int64 `category_id` beyond 2^53 comes back digit for digit;
- * the row mappers turn ids, counts and times into numbers.
- */
-class NodeSqliteDatabase implements SqliteDatabase {
-  private readonly connection: DatabaseSync;
-  private readonly statements = new Map<string, SqliteStatement>();
-
-  constructor(connection: DatabaseSync) {
-    this.connection = connection;
-  }
-
-  prepare(text: string): SqliteStatement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = adaptStatement(this.connection.prepare(text));
-      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.clear();
-      this.statements.set(text, statement);
-    }
-    return statement;
-  }
-
-  /** Runs a statement at once, for work that must not yield (the group commit). */
-  rowsNow<Row>(query: PrecompiledQuery<Row>): Row[] {
-    return this.prepare(query.sql).all(query.parameters) as Row[];
-  }
-
-  exec(text: string): void {
-    this.connection.exec(text);
-  }
-
-  get inTransaction(): boolean {
-    return this.connection.isTransaction;
-  }
-
-  close(): void {
-    this.statements.clear();
-    if (this.connection.isOpen) this.connection.close();
-  }
-}
-
-function adaptStatement(statement: StatementSync): SqliteStatement {
-  statement.setReadBigInts(true);
-  const values = (parameters: readonly unknown[]): SQLInputValue[] => parameters as SQLInputValue[];
-  return {
-    reader: statement.columns().length > 0,
-    all: (parameters) => statement.all(...values(parameters)),
-    run: (parameters) => statement.run(...values(parameters)),
-    iterate: (parameters) => statement.iterate(...values(parameters)),
-  };
-}
-
-/**
- * SqliteDialect with two changes. Transactions start with BEGIN IMMEDIATE: a deferred one that
- * reads and then writes fails with SQLITE_BUSY, without waiting, when another connection (a CLI,
- * a second instance) wrote in between; taking the write lock first makes it wait for the busy
- * timeout instead. And DDL is transactional (it is in SQLite), so migrations run in one
- * transaction: a failing one leaves nothing behind, and the write lock keeps instances migrating
- * together from applying anything twice.
+ * SqliteDialect with two changes. The driver (sqlite-connections.ts) never waits for a lock inside
+ * a synchronous call, and starts transactions with BEGIN IMMEDIATE: a deferred one that reads and
+ * then writes fails with SQLITE_BUSY, for good, when another connection wrote in between. And DDL
+ * is transactional (it is in SQLite), so migrations run in one transaction: a failing one leaves
+ * nothing behind, and the write lock keeps instances migrating together from applying anything twice.
  */
 class NodeSqliteDialect extends SqliteDialect {
-  private readonly settings: SqliteDialectConfig;
-  constructor(settings: SqliteDialectConfig) {
-    super(settings);
-    this.settings = settings;
+  private readonly connections: SqliteConnections;
+  constructor(connections: SqliteConnections) {
+    super({ database: connections.writer });
+    this.connections = connections;
   }
 
   override createDriver(): Driver {
-    return new ImmediateTransactionDriver(this.settings);
+    return new NodeSqliteDriver(this.connections);
   }
 
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlAdapter();
-  }
-}
-
-class ImmediateTransactionDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('BEGIN IMMEDIATE'));
   }
 }
 
@@ -222,102 +178,180 @@ interface CreateArgs {
   readonly now: number;
 }
 
-interface CompleteArgs {
-  readonly scope: IdempotencyScope;
+interface StoreArgs {
+  readonly request: IdempotentCreate;
+  readonly now: number;
   readonly response: IdempotentResponse;
 }
 
 interface PendingCreate {
   readonly pet: NewPetRecord;
   readonly now: number;
-  readonly idempotency: PetIdempotency | undefined;
-  resolve(pet: PetRecord): void;
+  readonly request: IdempotentCreate | undefined;
+  /** Ends the wait at the storage deadline while the creation is still queued. */
+  readonly timer: NodeJS.Timeout;
+  resolve(outcome: IdempotentOutcome): void;
   reject(error: unknown): void;
 }
 
 /**
  * Creations that arrive in the same event-loop turn share one transaction and so one fsync. Each
  * caller still resolves only after the commit that holds its row. A creation with an idempotency
- * key completes its record in that same transaction.
+ * key looks its key up and stores its response in that same transaction: the single writer is the
+ * lock on the key, so a concurrent request with the same key, in this batch or a later one, finds
+ * the completed record and replays it.
+ *
+ * While another process holds the file's write lock, the batch stays queued and BEGIN IMMEDIATE is
+ * retried on a timer, never in a blocking call; later creations join it. A creation still queued at
+ * its deadline is dropped from the queue and fails with StorageUnavailableError: since commits are
+ * synchronous, a creation is either committed and resolved, or still queued, never in between.
  */
 class SqliteGroupCommit implements PetCommitter {
-  private readonly db: Database;
+  private readonly connections: SqliteConnections;
   private readonly database: NodeSqliteDatabase;
   private readonly insertStatement: (args: CreateArgs) => PrecompiledQuery<{ id: IntegerValue }>;
-  private readonly completeStatement: (args: CompleteArgs) => PrecompiledQuery<unknown>;
+  private readonly findStatement: (scope: IdempotentCreate) => PrecompiledQuery<IdempotencyRow>;
+  private readonly storeStatement: (args: StoreArgs) => PrecompiledQuery<unknown>;
   private pending: PendingCreate[] = [];
-  private flushing: Promise<void> = Promise.resolve();
+  private flushing: Promise<void> | undefined;
 
-  constructor(db: Database, database: NodeSqliteDatabase) {
-    this.db = db;
-    this.database = database;
+  constructor(db: Database, connections: SqliteConnections) {
+    this.connections = connections;
+    this.database = connections.writer;
     this.insertStatement = precompile<CreateArgs, { id: IntegerValue }>(
       ({ pet, now }: CreateArgs) => insertPet(db, pet, now),
       ({ pet, now }) => [pet.name, pet.categoryId, pet.status, now],
       { pet: { name: 'name', categoryId: 1n, status: 'sold' }, now: 2 },
     );
-    this.completeStatement = precompile<CompleteArgs, unknown>(
-      ({ scope, response }: CompleteArgs) => completeIdempotency(db, scope, response),
-      ({ scope, response }) => [response.statusCode, response.body, scope.accountId, scope.key],
-      { scope: { accountId: 3, key: 'key' }, response: { statusCode: 201, body: 'body' } },
+    const response: IdempotentResponse = { statusCode: 201, body: 'body' };
+    const sample: IdempotentCreate = { accountId: 3, key: 'key', fingerprint: 'fp', respond: () => response };
+    this.findStatement = precompile<IdempotentCreate, IdempotencyRow>(
+      (request) => findIdempotency(db, request),
+      (request) => [request.accountId, request.key],
+      sample,
+    );
+    this.storeStatement = precompile<StoreArgs, unknown>(
+      ({ request, now, response }: StoreArgs) => storeIdempotency(db, request, now, response),
+      ({ request, now, response }) => [
+        request.accountId,
+        request.key,
+        request.fingerprint,
+        now,
+        response.statusCode,
+        response.body,
+      ],
+      { request: sample, now: 4, response },
     );
   }
 
-  create(pet: NewPetRecord, now: number, idempotency?: PetIdempotency): Promise<PetRecord> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ pet, now, idempotency, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => void this.flush());
-    });
+  async create(pet: NewPetRecord, now: number): Promise<PetRecord> {
+    const outcome = await this.enqueue(pet, now, undefined);
+    if (outcome.state !== 'created') throw new Error('a creation without a key replayed a response');
+    return outcome.pet;
+  }
+
+  createIdempotent(pet: NewPetRecord, now: number, request: IdempotentCreate): Promise<IdempotentOutcome> {
+    return this.enqueue(pet, now, request);
   }
 
   async drain(): Promise<void> {
     await this.flushing;
-    await this.flush();
+  }
+
+  private enqueue(pet: NewPetRecord, now: number, request: IdempotentCreate | undefined): Promise<IdempotentOutcome> {
+    return new Promise((resolve, reject) => {
+      const entry: PendingCreate = {
+        pet,
+        now,
+        request,
+        timer: setTimeout(() => this.expire(entry), this.connections.timeoutMs),
+        resolve,
+        reject,
+      };
+      this.pending.push(entry);
+      this.flushing ??= new Promise<void>((next) => setImmediate(next)).then(() => this.flush());
+    });
+  }
+
+  private expire(entry: PendingCreate): void {
+    const index = this.pending.indexOf(entry);
+    if (index < 0) return;
+    this.pending.splice(index, 1);
+    entry.reject(lockedError());
   }
 
   /**
-   * Holds Kysely's connection (its mutex), so the batch never lands inside a transaction another
-   * caller has open, then writes the batch without yielding.
+   * Holds the writer of this process (no transaction of another caller is open on it), then writes
+   * each batch without yielding; only a locked file makes it wait, on a timer.
    */
-  private flush(): Promise<void> {
-    this.flushing = this.db
-      .connection()
-      .execute(async () => this.commitPending())
-      .catch((error: unknown) => this.rejectPending(error));
-    return this.flushing;
+  private async flush(): Promise<void> {
+    const release = await this.connections.writerLock.acquire();
+    try {
+      let delay = FIRST_RETRY_MS;
+      while (this.pending.length > 0) {
+        if (this.commitPending()) {
+          delay = FIRST_RETRY_MS;
+          continue;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, LONGEST_RETRY_MS);
+      }
+    } finally {
+      release();
+      this.flushing = undefined;
+    }
   }
 
-  private commitPending(): void {
-    const batch = this.pending;
-    if (batch.length === 0) return;
-    this.pending = [];
-    const created: PetRecord[] = [];
+  /** False when the file is locked by another writer: the batch stays queued. */
+  private commitPending(): boolean {
     try {
       this.database.exec('BEGIN IMMEDIATE');
-      for (const entry of batch) created.push(this.insert(entry));
+    } catch (error) {
+      if (isBusy(error)) return false;
+      this.settleAll((entry) => entry.reject(error));
+      return true;
+    }
+    const batch = this.pending;
+    this.pending = [];
+    const outcomes: IdempotentOutcome[] = [];
+    try {
+      for (const entry of batch) outcomes.push(this.apply(entry));
       this.database.exec('COMMIT');
     } catch (error) {
       if (this.database.inTransaction) this.database.exec('ROLLBACK');
-      for (const entry of batch) entry.reject(error);
-      return;
+      for (const entry of batch) settle(entry, () => entry.reject(error));
+      return true;
     }
-    batch.forEach((entry, index) => entry.resolve(created[index] as PetRecord));
+    batch.forEach((entry, index) => settle(entry, () => entry.resolve(outcomes[index] as IdempotentOutcome)));
+    return true;
   }
 
-  private insert(entry: PendingCreate): PetRecord {
+  private apply(entry: PendingCreate): IdempotentOutcome {
+    const request = entry.request;
+    if (request) {
+      const completed = completedOutcome(this.database.rowsNow(this.findStatement(request))[0]);
+      if (completed) return completed;
+    }
     const [row] = this.database.rowsNow(this.insertStatement(entry));
     if (!row) throw new Error('INSERT … RETURNING returned no row');
     const pet: PetRecord = { id: Number(row.id), ...entry.pet };
-    if (entry.idempotency) {
-      const response = entry.idempotency.respond(pet);
-      this.database.rowsNow(this.completeStatement({ scope: entry.idempotency, response }));
+    if (request) {
+      this.database.rowsNow(this.storeStatement({ request, now: entry.now, response: request.respond(pet) }));
     }
-    return pet;
+    return { state: 'created', pet };
   }
 
-  private rejectPending(error: unknown): void {
+  private settleAll(how: (entry: PendingCreate) => void): void {
     const batch = this.pending;
     this.pending = [];
-    for (const entry of batch) entry.reject(error);
+    for (const entry of batch) settle(entry, () => how(entry));
   }
+}
+
+const FIRST_RETRY_MS = 2;
+const LONGEST_RETRY_MS = 25;
+
+function settle(entry: PendingCreate, how: () => void): void {
+  clearTimeout(entry.timer);
+  how();
 }

@@ -1,5 +1,5 @@
 /**
- * The storage seam. Each backend (sqlite-store.ts, postgres-store.ts) implements `Store` in one
+ * The storage seam. Each backend (sqlite-dialect.ts, postgres-dialect.ts) implements `Store` in one
  * file; services depend only on this interface. Times are milliseconds since the epoch.
  */
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
@@ -86,26 +86,35 @@ export interface IdempotentResponse {
   readonly body: string;
 }
 
-export type IdempotencyReservation =
-  | { readonly state: 'reserved' }
-  | { readonly state: 'in_flight'; readonly fingerprint: string }
-  | { readonly state: 'completed'; readonly fingerprint: string; readonly response: IdempotentResponse };
-
 export interface IdempotencyScope {
   readonly accountId: number;
   readonly key: string;
 }
 
+/** A creation carrying an Idempotency-Key: the request's fingerprint and how its 201 is stored. */
+export interface IdempotentCreate extends IdempotencyScope {
+  readonly fingerprint: string;
+  respond(pet: PetRecord): IdempotentResponse;
+}
+
+/**
+ * What an idempotent creation found: nothing, so it created the pet and stored the response in the
+ * same commit; or a completed earlier request with this key (whose fingerprint may differ).
+ */
+export type IdempotentOutcome =
+  | { readonly state: 'created'; readonly pet: PetRecord }
+  | { readonly state: 'completed'; readonly fingerprint: string; readonly response: IdempotentResponse };
+
 export interface PetStore {
+  /** Inserts the pet durably; resolves only after the commit is on disk. */
+  create(pet: NewPetRecord, now: number): Promise<PetRecord>;
   /**
-   * Inserts the pet durably; resolves only after the commit is on disk. With `idempotency`, the
-   * reservation is completed with `respond(pet)` in the same transaction.
+   * One transaction under a lock on (account, key): replays a completed record, or inserts the pet
+   * and its completed record together, so no claim outlives a failed request and a commit whose
+   * answer was lost is found by the retry. A request still waiting for that lock when its wait
+   * ends gets IdempotencyInFlightError.
    */
-  create(
-    pet: NewPetRecord,
-    now: number,
-    idempotency?: IdempotencyScope & { respond(pet: PetRecord): IdempotentResponse },
-  ): Promise<PetRecord>;
+  createIdempotent(pet: NewPetRecord, now: number, request: IdempotentCreate): Promise<IdempotentOutcome>;
   get(id: number): Promise<PetRecord | undefined>;
   /** Ascending id, at most `limit` rows. */
   list(query: PetListQuery): Promise<PetRecord[]>;
@@ -138,18 +147,6 @@ export interface KeyStore {
 }
 
 export interface IdempotencyStore {
-  /**
-   * Claims (accountId, key) for a new request, or reports what an earlier request with that key
-   * left. A claim older than `staleAfterMs` that never completed is taken over.
-   */
-  reserve(
-    scope: IdempotencyScope,
-    fingerprint: string,
-    now: number,
-    staleAfterMs: number,
-  ): Promise<IdempotencyReservation>;
-  /** Drops an uncompleted claim after the request failed, so a retry can run. */
-  release(scope: IdempotencyScope): Promise<void>;
   /** Deletes records created before `before`. */
   purge(before: number): Promise<number>;
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { Client } from 'pg';
 import { pino } from 'pino';
 import { buildServices, createLogger } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -146,5 +148,125 @@ describe('PostgreSQL closing an idle pooled connection', { skip: postgres.skip }
       await services.close();
       await postgres.cleanup();
     }
+  });
+});
+
+describe('PostgreSQL partition during a creation with an Idempotency-Key', { skip: postgres.skip }, () => {
+  let proxy: TcpProxy;
+  let app: TestApp;
+  let directUrl: string;
+  let headers: Record<string, string>;
+  /** A session of the test's own, straight to PostgreSQL, to hold locks and watch the app's sessions. */
+  let observer: Client;
+
+  before(async () => {
+    proxy = await startTcpProxy(5432);
+    directUrl = await postgres.freshDatabaseUrl();
+    const throughProxy = directUrl.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
+    app = await startTestApp({ env: { DATABASE_URL: throughProxy, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    headers = { authorization: `Bearer ${(await app.newKey({ plan: 'business' })).key}` };
+    observer = new Client({ connectionString: directUrl });
+    await observer.connect();
+  });
+
+  after(async () => {
+    await observer.end();
+    await app.close();
+    await proxy.close();
+    await postgres.cleanup();
+  });
+
+  const create = (name: string, key: string): Promise<Response> =>
+    fetch(`${app.url}/v1/pets`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ name, categoryId: 3, status: 'pending' }),
+    });
+
+  async function expectUnavailableWithin(response: Promise<Response>, started: number): Promise<void> {
+    const answered = await response;
+    const elapsed = performance.now() - started;
+    assert.equal(answered.status, 503);
+    assert.equal(((await answered.json()) as { code: string }).code, 'service_unavailable');
+    assert.ok(elapsed < TIMEOUT_MS + 400, `503 after ${Math.round(elapsed)} ms`);
+  }
+
+  /** Retries like a client after a 503: until storage answers; then the answer must be a 201. */
+  async function retryUntilAnswered(name: string, key: string): Promise<Response> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const response = await create(name, key);
+      if (response.status !== 503) return response;
+      assert.ok(Date.now() < deadline, 'still 503 after PostgreSQL came back');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async function petsNamed(name: string): Promise<number> {
+    const response = await fetch(`${app.url}/v1/pets?limit=100`, { headers });
+    assert.equal(response.status, 200);
+    return ((await response.json()) as { name: string }[]).filter((pet) => pet.name === name).length;
+  }
+
+  const PETS_LOCK = `hashtextextended('petstore:pets:' || coalesce(current_schema(), ''), 0)`;
+
+  test('cut before the commit: 503 at once, and the retry after recovery creates the pet once (no 409)', async () => {
+    const name = `cut-${randomUUID()}`;
+    const key = randomUUID();
+    // Creations wait for the pets lock, so the request is surely in the middle of its work when the network goes.
+    await observer.query(`SELECT pg_advisory_lock(${PETS_LOCK})`);
+    const started = performance.now();
+    const first = create(name, key);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    proxy.blackhole();
+    await expectUnavailableWithin(first, started);
+    proxy.forward();
+    await observer.query(`SELECT pg_advisory_unlock(${PETS_LOCK})`);
+    // The server ends the cut session's statement by statement_timeout at the latest.
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS));
+
+    const retried = await retryUntilAnswered(name, key);
+    assert.equal(retried.status, 201, await retried.clone().text());
+    assert.equal(retried.headers.get('idempotent-replayed'), null);
+    const again = await create(name, key);
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(await again.text(), await retried.text());
+    assert.equal(await petsNamed(name), 1);
+  });
+
+  test('cut while the commit is under way: the 503 is answered, and the retry replays the committed pet', async () => {
+    const name = `lost-${randomUUID()}`;
+    const key = randomUUID();
+    // A deferred trigger makes the commit last long enough to cut the network during it.
+    await observer.query(`
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON idempotency_keys
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
+    try {
+      const started = performance.now();
+      const first = create(name, key);
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const { rows } = await observer.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query ILIKE 'commit%'
+             AND datname = current_database() AND application_name = 'petstore'`,
+        );
+        if (rows.length > 0) break;
+        assert.ok(Date.now() < deadline, 'the commit never started');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      proxy.blackhole();
+      await expectUnavailableWithin(first, started);
+      proxy.forward();
+    } finally {
+      await observer.query('DROP TRIGGER slow_commit ON idempotency_keys; DROP FUNCTION slow_commit();');
+    }
+
+    const retried = await retryUntilAnswered(name, key);
+    assert.equal(retried.status, 201, await retried.clone().text());
+    assert.equal(retried.headers.get('idempotent-replayed'), 'true', 'the first request did commit');
+    assert.equal(await petsNamed(name), 1);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Client } from 'pg';
-import { StorageUnavailableError } from '../../src/errors.ts';
+import { IdempotencyInFlightError, StorageUnavailableError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { openPostgresStore } from '../../src/storage/postgres-dialect.ts';
 import type { Store } from '../../src/storage/store.ts';
@@ -27,9 +27,10 @@ describe('PostgreSQL store without a reachable server', () => {
       await rejectsUnavailableWithin(store.pets.get(1), TIMEOUT_MS + SLACK_MS);
       await rejectsUnavailableWithin(store.ping(), TIMEOUT_MS + SLACK_MS);
       await rejectsUnavailableWithin(
-        store.pets.create({ name: 'x', categoryId: 1n, status: null }, Date.now(), {
+        store.pets.createIdempotent({ name: 'x', categoryId: 1n, status: null }, Date.now(), {
           accountId: 1,
           key: 'k',
+          fingerprint: 'fp',
           respond: () => ({ statusCode: 201, body: '{}' }),
         }),
         TIMEOUT_MS + SLACK_MS,
@@ -205,6 +206,35 @@ describe('PostgreSQL store against a server', { skip: postgres.skip }, () => {
     } finally {
       await victim.close();
     }
+  });
+
+  it('a creation whose key another request holds past the wait answers idempotency_in_flight, in time', async () => {
+    const account = await store.accounts.create(
+      { name: `in-flight-${Date.now()}`, plan: 'free', perMinute: null, perDay: null },
+      Date.now(),
+    );
+    const request = {
+      accountId: account.id,
+      key: 'held',
+      fingerprint: 'fp',
+      respond: () => ({ statusCode: 201, body: '{}' }),
+    };
+    const pet = { name: 'held', categoryId: 1n, status: null };
+    const lock = `pg_advisory_xact_lock(hashtextextended($1 || coalesce(current_schema(), ''), 0))`;
+    await admin.query('BEGIN');
+    try {
+      await admin.query(`SELECT ${lock}`, [`petstore:idempotency:${account.id}:held:`]);
+      const started = performance.now();
+      await assert.rejects(store.pets.createIdempotent(pet, Date.now(), request), IdempotencyInFlightError);
+      const elapsed = performance.now() - started;
+      assert.ok(
+        elapsed >= TIMEOUT_MS / 2 && elapsed < TIMEOUT_MS + SLACK_MS,
+        `answered after ${Math.round(elapsed)} ms`,
+      );
+    } finally {
+      await admin.query('ROLLBACK');
+    }
+    assert.equal((await store.pets.createIdempotent(pet, Date.now(), request)).state, 'created');
   });
 
   it('close() is safe to call twice', async () => {

@@ -367,76 +367,58 @@ for (const backend of await backends()) {
         body: JSON.stringify({ id: pet.id, name: pet.name, categoryId: pet.categoryId.toString() }),
       });
 
-      it('reserve → in flight → completed by pets.create → replayed, with the fingerprint stored', async () => {
+      const request = (scope: { accountId: number; key: string }, fingerprint: string) => ({
+        ...scope,
+        fingerprint,
+        respond,
+      });
+
+      it('creates the pet with its record in one commit, then replays the record, however old', async () => {
         const accountId = await newAccountId();
         const scope = { accountId, key: name('idem') };
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-1', NOW, 60_000), { state: 'reserved' });
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-2', NOW + 1, 60_000), {
-          state: 'in_flight',
-          fingerprint: 'fp-1',
+        const first = await store.pets.createIdempotent({ name: 'Idem', categoryId: INT64_MAX, status: null }, NOW, {
+          ...request(scope, 'fp-1'),
         });
+        assert.equal(first.state, 'created');
+        if (first.state !== 'created') return;
+        const expected = { state: 'completed', fingerprint: 'fp-1', response: respond(first.pet) };
+        const again = { name: 'Idem', categoryId: INT64_MAX, status: null };
+        assert.deepEqual(await store.pets.createIdempotent(again, NOW + 1, request(scope, 'fp-1')), expected);
+        // Another body under the key reports the first fingerprint and creates nothing.
+        const other = { name: 'Other', categoryId: 1n, status: null };
+        assert.deepEqual(await store.pets.createIdempotent(other, NOW + 10_000_000, request(scope, 'fp-2')), expected);
+        assert.deepEqual(await store.pets.get(first.pet.id), first.pet);
+        assert.equal(await store.pets.get(first.pet.id + 1), undefined, 'no second pet');
         // The same key in another account is independent.
-        const otherAccount = await newAccountId();
-        assert.deepEqual(
-          await store.idempotency.reserve({ accountId: otherAccount, key: scope.key }, 'fp-9', NOW, 60_000),
-          { state: 'reserved' },
+        const elsewhere = { accountId: await newAccountId(), key: scope.key };
+        assert.equal((await store.pets.createIdempotent(again, NOW, request(elsewhere, 'fp-9'))).state, 'created');
+      });
+
+      it('an unfinished claim left by an earlier release is no obstacle: the request creates', async () => {
+        const scope = { accountId: await newAccountId(), key: name('idem') };
+        await backend.execute(
+          backend.databaseUrl,
+          `INSERT INTO idempotency_keys (account_id, key, fingerprint, created_at)
+           VALUES (${scope.accountId}, '${scope.key}', 'fp-old', ${NOW})`,
         );
-
-        const pet = await store.pets.create({ name: 'Idem', categoryId: INT64_MAX, status: null }, NOW, {
-          ...scope,
-          respond,
-        });
-        const expected = respond(pet);
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), {
-          state: 'completed',
-          fingerprint: 'fp-1',
-          response: expected,
-        });
-        // Completed records are never taken over, however old, and release leaves them alone.
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-1', NOW + 10_000_000, 60_000), {
-          state: 'completed',
-          fingerprint: 'fp-1',
-          response: expected,
-        });
-        await store.idempotency.release(scope);
-        assert.equal((await store.idempotency.reserve(scope, 'fp-1', NOW + 3, 60_000)).state, 'completed');
-        assert.deepEqual(await store.pets.get(pet.id), pet);
+        const pet = { name: 'Claimed', categoryId: 1n, status: null };
+        const outcome = await store.pets.createIdempotent(pet, NOW + 1, request(scope, 'fp-new'));
+        assert.equal(outcome.state, 'created');
+        assert.equal((await store.pets.createIdempotent(pet, NOW + 2, request(scope, 'fp-new'))).state, 'completed');
       });
 
-      it('release drops an uncompleted claim so a retry can run', async () => {
+      it('concurrent creations with one key: exactly one creates, every other replays it', async () => {
         const scope = { accountId: await newAccountId(), key: name('idem') };
-        assert.equal((await store.idempotency.reserve(scope, 'fp-1', NOW, 60_000)).state, 'reserved');
-        await store.idempotency.release(scope);
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-2', NOW + 1, 60_000), { state: 'reserved' });
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-3', NOW + 2, 60_000), {
-          state: 'in_flight',
-          fingerprint: 'fp-2',
-        });
-        await store.idempotency.release({ accountId: scope.accountId, key: 'never-reserved' });
-      });
-
-      it('takes over a claim older than staleAfterMs, and only then', async () => {
-        const scope = { accountId: await newAccountId(), key: name('idem') };
-        assert.equal((await store.idempotency.reserve(scope, 'fp-old', NOW, 60_000)).state, 'reserved');
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-new', NOW + 59_999, 60_000), {
-          state: 'in_flight',
-          fingerprint: 'fp-old',
-        });
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-new', NOW + 60_000, 60_000), { state: 'reserved' });
-        // The takeover restarted the clock and stored the new fingerprint.
-        assert.deepEqual(await store.idempotency.reserve(scope, 'fp-x', NOW + 60_001, 60_000), {
-          state: 'in_flight',
-          fingerprint: 'fp-new',
-        });
-      });
-
-      it('concurrent reservations of one key: exactly one wins', async () => {
-        const scope = { accountId: await newAccountId(), key: name('idem') };
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_unused, i) => store.idempotency.reserve(scope, `fp-${i}`, NOW, 60_000)),
+        const pet = { name: name('racing'), categoryId: 1n, status: null };
+        const outcomes = await Promise.all(
+          Array.from({ length: 20 }, () => store.pets.createIdempotent(pet, NOW, request(scope, 'fp'))),
         );
-        assert.equal(results.filter((result) => result.state === 'reserved').length, 1);
-        assert.equal(results.filter((result) => result.state === 'in_flight').length, 19);
+        const created = outcomes.flatMap((outcome) => (outcome.state === 'created' ? [outcome.pet] : []));
+        assert.equal(created.length, 1);
+        const response = respond(created[0] as PetRecord);
+        for (const outcome of outcomes) {
+          if (outcome.state === 'completed') assert.deepEqual(outcome.response, response);
+        }
       });
 
       it('purges records created before a time and reports how many', async () => {
@@ -446,25 +428,18 @@ for (const backend of await backends()) {
           { name: 'purge', plan: 'free', perMinute: null, perDay: null },
           NOW,
         );
-        await fresh.idempotency.reserve({ accountId: account.id, key: 'k1' }, 'fp', NOW - 2000, 60_000);
-        await fresh.idempotency.reserve({ accountId: account.id, key: 'k2' }, 'fp', NOW - 1000, 60_000);
-        const pet = await fresh.pets.create({ name: 'kept', categoryId: 1n, status: null }, NOW - 1000, {
-          accountId: account.id,
-          key: 'k2',
-          respond,
-        });
-        await fresh.idempotency.reserve({ accountId: account.id, key: 'k3' }, 'fp', NOW, 60_000);
+        const pet = { name: 'kept', categoryId: 1n, status: null };
+        const scope = (key: string) => request({ accountId: account.id, key }, 'fp');
+        await fresh.pets.createIdempotent(pet, NOW - 2000, scope('k1'));
+        const kept = await fresh.pets.createIdempotent(pet, NOW - 1000, scope('k2'));
+        await fresh.pets.createIdempotent(pet, NOW, scope('k3'));
         assert.equal(await fresh.idempotency.purge(NOW - 1000), 1);
         assert.equal(await fresh.idempotency.purge(NOW - 1000), 0);
-        assert.deepEqual(await fresh.idempotency.reserve({ accountId: account.id, key: 'k1' }, 'fp', NOW, 60_000), {
-          state: 'reserved',
-        });
-        assert.equal(
-          (await fresh.idempotency.reserve({ accountId: account.id, key: 'k2' }, 'fp', NOW, 60_000)).state,
-          'completed',
-        );
+        assert.equal((await fresh.pets.createIdempotent(pet, NOW, scope('k1'))).state, 'created');
+        assert.equal((await fresh.pets.createIdempotent(pet, NOW, scope('k2'))).state, 'completed');
         assert.equal(await fresh.idempotency.purge(NOW + 1), 3);
-        assert.deepEqual(await fresh.pets.get(pet.id), pet, 'purging keys keeps the pets');
+        assert.ok(kept.state === 'created');
+        assert.deepEqual(await fresh.pets.get(kept.pet.id), kept.pet, 'purging keys keeps the pets');
       });
     });
 

@@ -125,7 +125,14 @@ for (const backend of await backends()) {
       assert.equal(await store.bans.lift('kid-used', NOW + 30), false, 'the lifted ban stays lifted');
       assert.equal(await store.bans.lift('kid-expiring', NOW + 30), true);
 
-      assert.deepEqual(await store.idempotency.reserve({ accountId: 2, key: 'idem-1' }, 'fp-2', NOW + 40, 60_000), {
+      const request = {
+        accountId: 2,
+        key: 'idem-1',
+        fingerprint: 'fp-2',
+        respond: () => ({ statusCode: 0, body: '' }),
+      };
+      const pet = { name: 'Again', categoryId: 1n, status: null };
+      assert.deepEqual(await store.pets.createIdempotent(pet, NOW + 40, request), {
         state: 'completed',
         fingerprint: 'fp-1',
         response: { statusCode: 201, body: '{"id":1}' },
