@@ -23,9 +23,19 @@ export const STATUS_OF: Readonly<Record<HttpErrorCode, number>> = {
   service_unavailable: 503,
 };
 
+/** Longest message sent, in code points: messages quote client input, which may be kilobytes long. */
+export const MESSAGE_MAX_CODE_POINTS = 300;
+
 /** The Error body of `code`, serialised. */
 export function errorJson(code: HttpErrorCode, message: string): string {
-  return JSON.stringify({ code, message, status: STATUS_OF[code] });
+  return JSON.stringify({ code, message: clipped(message), status: STATUS_OF[code] });
+}
+
+function clipped(message: string): string {
+  if (message.length <= MESSAGE_MAX_CODE_POINTS) return message;
+  const codePoints = Array.from(message);
+  if (codePoints.length <= MESSAGE_MAX_CODE_POINTS) return message;
+  return `${codePoints.slice(0, MESSAGE_MAX_CODE_POINTS - 1).join('')}…`;
 }
 
 /**
