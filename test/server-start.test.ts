@@ -50,6 +50,7 @@ function spawnServer(t: TestContext, env: Record<string, string>, port: number):
       PORT: String(port),
       LOG_LEVEL: 'info',
       DEMO_BOOTSTRAP: 'false',
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { RateLimitPolicy, LimitVerdict } from '../ratelimit/rate-limit-policy.ts';
 import type { AfterAuthentication } from './auth-hook.ts';
+import type { ClientAddressOf } from './client-address.ts';
 import { sendUnauthorized } from './auth-hook.ts';
 import { sendError } from './error-body.ts';
 
@@ -9,9 +10,11 @@ import { sendError } from './error-body.ts';
  * its client address (no valid key), set the rate-limit fields that every response then carries,
  * and answer 429 or 401 where due. Runs before the body is read.
  */
-export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
+export function limitsStep(policy: RateLimitPolicy, clientAddressOf: ClientAddressOf): AfterAuthentication {
   return async (request, reply, verification) => {
-    const verdict = verification.ok ? await policy.forKey(verification.principal) : await policy.forAddress(request.ip);
+    const verdict = verification.ok
+      ? await policy.forKey(verification.principal)
+      : await policy.forAddress(clientAddressOf(request.socket.remoteAddress, request.headers['x-forwarded-for']));
     applyFields(reply, verdict);
     if (verdict.kind !== 'allow') {
       reply.header('retry-after', String(verdict.retryAfterSeconds));
