@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import { METRICS_RENDER_INTERVAL_MS, startMetricsServer, type MetricsServer } from '../src/http/metrics-server.ts';
 import { request, type ErrorBody, type HttpRequest } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
@@ -311,5 +312,36 @@ describe('a flood of scrapes', () => {
       renders <= Math.ceil(elapsedSeconds) + 1,
       `${renders} renders for ${scrapes} scrapes in ${elapsedSeconds.toFixed(2)} s`,
     );
+  });
+});
+
+describe('METRICS_PORT and METRICS_HOST', () => {
+  it('default to 127.0.0.1:9464; off starts no listener; 0 asks for any free port', () => {
+    assert.deepEqual(loadConfig({}).metrics, { port: 9464, host: '127.0.0.1' });
+    assert.equal(loadConfig({ METRICS_PORT: 'off' }).metrics, undefined);
+    assert.deepEqual(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '10.0.0.11' }).metrics, {
+      port: 0,
+      host: '10.0.0.11',
+    });
+  });
+
+  for (const [env, pattern] of [
+    [{ METRICS_PORT: 'http' }, /^invalid configuration: METRICS_PORT /],
+    [{ METRICS_PORT: '70000' }, /^invalid configuration: METRICS_PORT must be 0-65535 or off/],
+    [{ METRICS_PORT: '8080' }, /^invalid configuration: METRICS_PORT must differ from PORT/],
+    [{ METRICS_PORT: '9000', PORT: '9000', HOST: '0.0.0.0' }, /^invalid configuration: METRICS_PORT must differ/],
+  ] as const) {
+    it(`refuses ${JSON.stringify(env)} in one line`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) =>
+          error instanceof ConfigError && pattern.test(error.message) && !error.message.includes('\n'),
+      );
+    });
+  }
+
+  it('allows the same port number on another address', () => {
+    const env = { PORT: '9000', HOST: '10.0.0.11', METRICS_PORT: '9000', METRICS_HOST: '127.0.0.1' };
+    assert.deepEqual(loadConfig(env).metrics, { port: 9000, host: '127.0.0.1' });
   });
 });
