@@ -23,16 +23,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await services.close();
     throw error;
   }
-  const app = await buildApp(services);
-  const url = await app.listen({ port: config.port, host: config.host });
-  let metrics: MetricsServer | undefined;
-  try {
-    metrics = await listenForMetrics(services);
-  } catch (error) {
-    await app.close();
+  // Metrics first: an instance whose metrics port is taken exits before the balancer sees it answer.
+  const metrics = await listenForMetrics(services).catch(async (error: unknown) => {
     await services.close();
     throw error;
-  }
+  });
+  const app = await buildApp(services);
+  const url = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
+    await metrics?.close();
+    throw error;
+  });
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {

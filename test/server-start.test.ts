@@ -332,7 +332,8 @@ describe('server start-up', { concurrency: true }, () => {
     t.after(() => taken.close());
     const { port } = taken.address() as AddressInfo;
     const child = spawnServer(t, { DATABASE_URL: storeUrl(t), METRICS_PORT: String(port) }, await freePort());
-    assert.deepEqual(await child.exited, { code: 1, signal: null }, child.stderr());
+    const exit = await Promise.race([child.exited, sleep(15_000, undefined, { ref: false })]);
+    assert.deepEqual(exit, { code: 1, signal: null }, child.stderr());
     assert.match(child.stderr(), /^petstore: could not start: [^\n]*METRICS_PORT[^\n]*EADDRINUSE[^\n]*\n$/);
   });
 
