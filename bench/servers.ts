@@ -82,7 +82,8 @@ export function startBare(responses: BareResponses): Promise<ChildServer> {
 export async function startService(name: string, checkout: string, databaseUrl: string, redisUrl?: string) {
   // Its CLI first, before the server: migrations, then the account and the key.
   const redis = redisUrl === undefined ? {} : { REDIS_URL: redisUrl };
-  const env = cleanEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false', ...redis });
+  const base = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false', METRICS_PORT: '0' };
+  const env = cleanEnv({ ...base, ...redis });
   const cli = (command: string): string =>
     execFileSync(process.execPath, [...scriptArgs(checkout, 'petstore'), ...command.split(' ')], {
       cwd: checkout,

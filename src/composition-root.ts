@@ -7,6 +7,7 @@ import type { AppDependencies } from './http/build-app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import type { ReadinessCheck } from './http/ops-routes.ts';
 import { limitsStep } from './http/limits-hook.ts';
+import { clientAddressResolver } from './http/client-address.ts';
 import { redactKeys } from './http/redact.ts';
 import { PetService } from './pets/pet-service.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
@@ -110,7 +111,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     readiness,
     limiter,
     logger,
-    limits: limitsStep(policy),
+    limits: limitsStep(policy, clientAddressResolver(config.trustProxy)),
     async close() {
       clearInterval(purgeTimer);
       await new Promise<void>((resolve) => logger.flush(() => resolve()));

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { parseTrustedProxies, TrustedProxiesError, type TrustedProxies } from './http/client-address.ts';
 
 /**
  * Every setting the service reads from the environment, in one place. `loadConfig` validates and
@@ -58,7 +59,20 @@ export const EnvSchema = Type.Object({
     description: 'Grace period for in-flight requests on SIGTERM.',
   }),
   CORS_ORIGINS: Type.String({ default: '', description: 'Comma-separated allowed origins; empty disables CORS.' }),
-  TRUST_PROXY: Bool,
+  TRUST_PROXY: Type.String({
+    default: '',
+    description: 'Trusted proxies: addresses or CIDR ranges, comma-separated, or a number of hops; unset: none.',
+  }),
+  METRICS_PORT: Type.String({
+    pattern: '^(off|[0-9]{1,5})$',
+    default: '9464',
+    description: 'Port of the Prometheus metrics listener (0: any free port; off: no listener).',
+  }),
+  METRICS_HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'Address the metrics listener binds; never the public listener.',
+  }),
   ANON_LIMIT_PER_MINUTE: Type.Integer({
     minimum: 1,
     default: 60,
@@ -85,7 +99,7 @@ export const EnvSchema = Type.Object({
   DEMO_BOOTSTRAP: Bool,
 });
 
-const defaults = { TRUST_PROXY: 'false', DEMO_BOOTSTRAP: 'true' } as const;
+const defaults = { DEMO_BOOTSTRAP: 'true' } as const;
 
 type Env = Static<typeof EnvSchema>;
 
@@ -102,7 +116,9 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly corsOrigins: readonly string[];
-  readonly trustProxy: boolean;
+  readonly trustProxy: TrustedProxies;
+  /** The operator listener for Prometheus; undefined when METRICS_PORT=off. */
+  readonly metrics: { readonly port: number; readonly host: string } | undefined;
   readonly anonLimitPerMinute: number;
   readonly ban: { readonly threshold: number; readonly baseSeconds: number; readonly maxSeconds: number };
   readonly pgPoolSize: number;
@@ -165,7 +181,8 @@ function freeze(env: Env): Config {
         .map((origin) => origin.trim())
         .filter(Boolean),
     ),
-    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    trustProxy: trustedProxies(env.TRUST_PROXY),
+    metrics: metricsListener(env),
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,
     ban: Object.freeze({
       threshold: env.BAN_THRESHOLD,
@@ -176,4 +193,26 @@ function freeze(env: Env): Config {
     storageTimeoutMs: env.STORAGE_TIMEOUT_MS,
     demoBootstrap: env.DEMO_BOOTSTRAP === 'true' || env.DEMO_BOOTSTRAP === '1',
   });
+}
+
+function trustedProxies(value: string): TrustedProxies {
+  try {
+    return parseTrustedProxies(value);
+  } catch (error) {
+    if (!(error instanceof TrustedProxiesError)) throw error;
+    throw new ConfigError(`invalid configuration: TRUST_PROXY ${error.message} (got ${JSON.stringify(value)})`);
+  }
+}
+
+/** Where metrics are served: apart from the public port, which must never carry them. */
+function metricsListener(env: Env): Config['metrics'] {
+  if (env.METRICS_PORT === 'off') return undefined;
+  const port = Number(env.METRICS_PORT);
+  if (port > 65535)
+    throw new ConfigError(`invalid configuration: METRICS_PORT must be 0-65535 or off (got "${env.METRICS_PORT}")`);
+  const wildcard = (host: string): boolean => host === '0.0.0.0' || host === '::';
+  const sameHost = env.METRICS_HOST === env.HOST || wildcard(env.METRICS_HOST) || wildcard(env.HOST);
+  if (port !== 0 && port === env.PORT && sameHost)
+    throw new ConfigError(`invalid configuration: METRICS_PORT must differ from PORT (both ${port})`);
+  return Object.freeze({ port, host: env.METRICS_HOST });
 }

@@ -2,11 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildServices, type Services } from './composition-root.ts';
 import { buildApp } from './http/build-app.ts';
+import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
   readonly services: Services;
   readonly url: string;
+  /** Where Prometheus scrapes, apart from the public URL; undefined with METRICS_PORT=off. */
+  readonly metricsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -20,8 +23,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await services.close();
     throw error;
   }
+  // Metrics first: an instance whose metrics port is taken exits before the balancer sees it answer.
+  const metrics = await listenForMetrics(services).catch(async (error: unknown) => {
+    await services.close();
+    throw error;
+  });
   const app = await buildApp(services);
-  const url = await app.listen({ port: config.port, host: config.host });
+  const url = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
+    await metrics?.close();
+    throw error;
+  });
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
@@ -30,13 +41,27 @@ export async function startServer(config: Config): Promise<RunningServer> {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       deadline.unref();
-      await app.close();
+      await Promise.all([app.close(), metrics?.close()]);
       await services.close();
       clearTimeout(deadline);
     })();
     return stopping;
   };
-  return { app, services, url, stop };
+  return { app, services, url, metricsUrl: metrics?.url, stop };
+}
+
+/** The operator listener for Prometheus, next to the public one; its bound address is logged. */
+async function listenForMetrics(services: Services): Promise<MetricsServer | undefined> {
+  const { metrics } = services.config;
+  if (metrics === undefined) return undefined;
+  try {
+    const server = await startMetricsServer({ registry: services.metrics.registry, ...metrics });
+    services.logger.info({ url: server.url }, `Metrics listening at ${server.url}`);
+    return server;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`metrics listener (METRICS_HOST, METRICS_PORT): ${reason}`, { cause: error });
+  }
 }
 
 async function announceDemoKey(services: Services): Promise<void> {

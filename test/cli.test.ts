@@ -364,6 +364,7 @@ describe('petstore CLI', { concurrency: true }, () => {
           DATABASE_URL: box.databaseUrl,
           PORT: String(port),
           DEMO_BOOTSTRAP: 'false',
+          METRICS_PORT: '0',
           LOG_LEVEL: 'info',
         },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -87,7 +87,7 @@ describe('CORS with CORS_ORIGINS', () => {
   before(async () => {
     // A low per-address limit shows that preflights (which carry no key) are not counted against it.
     app = await startTestApp({
-      env: { CORS_ORIGINS: `${ORIGIN}, https://admin.example`, ANON_LIMIT_PER_MINUTE: '2', TRUST_PROXY: 'true' },
+      env: { CORS_ORIGINS: `${ORIGIN}, https://admin.example`, ANON_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '127.0.0.1' },
     });
     const key = await newKey();
     const created = await fetch(`${app.url}/v1/pets`, {

@@ -40,6 +40,7 @@ async function startServer(database: string): Promise<ServerProcess> {
       DATABASE_URL: `sqlite:${database}`,
       DEMO_BOOTSTRAP: 'true',
       LOG_LEVEL: 'info',
+      METRICS_PORT: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

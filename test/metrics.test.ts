@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { request, type HttpRequest } from './support/http-client.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { METRICS_RENDER_INTERVAL_MS, startMetricsServer, type MetricsServer } from '../src/http/metrics-server.ts';
+import { request, type ErrorBody, type HttpRequest } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
- * GET /metrics (README, "Operations"): Prometheus text without a key, requests by route and
- * status, 429s by reason, and calls to the deprecated GET /v1/pets/{petId} per account. The app is
- * shared, so each test makes its own accounts and compares scrapes taken before and after.
+ * GET /metrics on the operator listener (docs/operations.md, "Metrics"): Prometheus text without a
+ * key, requests by route and status, 429s by reason, and calls to the deprecated
+ * GET /v1/pets/{petId} per account; never on the public listener. The app is shared, so each test
+ * makes its own accounts and compares scrapes taken before and after. The listener's render
+ * interval runs on a hand-moved clock, which each scrape steps past.
  */
 
 interface Sample {
@@ -47,19 +52,35 @@ async function statusOf(app: TestApp, path: string, options: HttpRequest = {}): 
   return (await request(app, path, options)).status;
 }
 
-async function scrape(app: TestApp): Promise<{ text: string; samples: Sample[] }> {
-  const response = await fetch(`${app.url}/metrics`);
+/** Monotonic time of the operator listener, moved by hand. */
+let monotonic = 0;
+let metricsServer: MetricsServer;
+
+/** A scrape past the render interval: the counts as they are now. */
+async function scrape(): Promise<{ text: string; samples: Sample[] }> {
+  monotonic += METRICS_RENDER_INTERVAL_MS;
+  return scrapeAsIs();
+}
+
+async function scrapeAsIs(): Promise<{ text: string; samples: Sample[] }> {
+  const response = await fetch(metricsServer.url);
   assert.equal(response.status, 200);
   const text = await response.text();
   return { text, samples: parseSamples(text) };
 }
 
-describe('GET /metrics', () => {
+describe('GET /metrics on the operator listener', () => {
   let app: TestApp;
   let petId: number;
 
   before(async () => {
     app = await startTestApp();
+    metricsServer = await startMetricsServer({
+      registry: app.services.metrics.registry,
+      port: 0,
+      host: '127.0.0.1',
+      now: () => monotonic,
+    });
     const { key } = await app.newKey();
     const created = await request(app, '/v1/pets', {
       method: 'POST',
@@ -70,10 +91,14 @@ describe('GET /metrics', () => {
     assert.equal(created.status, 201, created.text);
     petId = created.json<{ id: number }>().id;
   });
-  after(() => app.close());
+  after(async () => {
+    await metricsServer.close();
+    await app.close();
+  });
 
   it('is Prometheus text, served without a key', async () => {
-    const response = await request(app, '/metrics');
+    monotonic += METRICS_RENDER_INTERVAL_MS;
+    const response = await request({ url: metricsServer.url.replace(/\/metrics$/, '') }, '/metrics');
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     for (const [name, type] of [
@@ -91,7 +116,7 @@ describe('GET /metrics', () => {
   it('counts calls to the deprecated GET /v1/pets/{petId} per account', async () => {
     const first = await app.newKey();
     const second = await app.newKey({ plan: 'pro' });
-    const before = (await scrape(app)).samples;
+    const before = (await scrape()).samples;
     for (const account of [first.account, second.account])
       assert.equal(
         select(before, 'petstore_deprecated_calls_total', { account }).length,
@@ -101,7 +126,7 @@ describe('GET /metrics', () => {
     assert.equal(await statusOf(app, `/v1/pets/${petId}`, { key: first.key }), 200);
     assert.equal(await statusOf(app, `/v1/pets/${petId}`, { key: second.key }), 200);
     assert.equal(await statusOf(app, `/v1/pets/${petId}`, { key: second.key }), 200);
-    const { text, samples } = await scrape(app);
+    const { text, samples } = await scrape();
     for (const [account, calls] of [
       [first.account, 1],
       [second.account, 2],
@@ -113,13 +138,13 @@ describe('GET /metrics', () => {
     assert.doesNotMatch(text, /pst_/, 'keys never appear in metrics');
     // Other operations are not deprecated calls.
     assert.equal(await statusOf(app, '/v1/pets', { key: first.key }), 200);
-    assert.equal(total((await scrape(app)).samples, 'petstore_deprecated_calls_total', { account: first.account }), 1);
+    assert.equal(total((await scrape()).samples, 'petstore_deprecated_calls_total', { account: first.account }), 1);
   });
 
   it('counts requests by route and status', async () => {
     const first = await app.newKey();
     const second = await app.newKey({ plan: 'pro' });
-    const before = (await scrape(app)).samples;
+    const before = (await scrape()).samples;
     const listOk = { method: 'GET', route: '/v1/pets', status: '200' };
     const listUnauthorized = { method: 'GET', route: '/v1/pets', status: '401' };
     const getPetNotFound = { method: 'GET', route: '/v1/pets/:petId', status: '404' };
@@ -135,7 +160,7 @@ describe('GET /metrics', () => {
       400,
     );
     assert.equal(await statusOf(app, '/no/such/path/42', { key: second.key }), 404);
-    const afterwards = (await scrape(app)).samples;
+    const afterwards = (await scrape()).samples;
     const delta = (name: string, labels: Record<string, string>): number =>
       total(afterwards, name, labels) - total(before, name, labels);
     assert.equal(delta('petstore_http_requests_total', listOk), 2);
@@ -158,10 +183,10 @@ describe('GET /metrics', () => {
 
   it('counts 429s by reason', async () => {
     const limited = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
-    const before = (await scrape(app)).samples;
+    const before = (await scrape()).samples;
     assert.equal(await statusOf(app, '/v1/pets', { key: limited.key }), 200);
     assert.equal(await statusOf(app, '/v1/pets', { key: limited.key }), 429);
-    const afterwards = (await scrape(app)).samples;
+    const afterwards = (await scrape()).samples;
     const delta = (name: string, labels: Record<string, string>): number =>
       total(afterwards, name, labels) - total(before, name, labels);
     assert.equal(delta('petstore_rate_limited_total', { reason: 'rate_limited' }), 1, 'a 429 rate_limited is counted');
@@ -171,5 +196,152 @@ describe('GET /metrics', () => {
       1,
       'and appears among the requests by status',
     );
+  });
+});
+
+describe('the operator listener', () => {
+  let app: TestApp;
+  let key: string;
+  let operator: MetricsServer;
+  let now = 0;
+
+  before(async () => {
+    app = await startTestApp();
+    key = (await app.newKey({ plan: 'business' })).key;
+    operator = await startMetricsServer({
+      registry: app.services.metrics.registry,
+      port: 0,
+      host: '127.0.0.1',
+      now: () => now,
+    });
+  });
+  after(async () => {
+    await operator.close();
+    await app.close();
+  });
+
+  it('is not served on the public listener: 401 without a key, 404 with one', async () => {
+    const anonymous = await request(app, '/metrics');
+    assert.equal(anonymous.status, 401, anonymous.text);
+    assert.equal(anonymous.json<ErrorBody>().code, 'unauthorized');
+    assert.doesNotMatch(anonymous.text, /petstore_/);
+    const authenticated = await request(app, '/metrics', { key });
+    assert.equal(authenticated.status, 404, authenticated.text);
+    assert.deepEqual(authenticated.json<ErrorBody>(), {
+      code: 'not_found',
+      message: 'no route for GET /metrics',
+      status: 404,
+    });
+  });
+
+  it('answers other paths 404 and other methods 405, with the Error body', async () => {
+    const base = { url: operator.url.replace(/\/metrics$/, '') };
+    const other = await request(base, '/v1/pets');
+    assert.equal(other.status, 404);
+    assert.equal(other.json<ErrorBody>().code, 'not_found');
+    const post = await request(base, '/metrics', { method: 'POST', body: 'x' });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    assert.equal(post.json<ErrorBody>().code, 'method_not_allowed');
+  });
+
+  it('renders at most once per interval: scrapes in between share the text', async () => {
+    now += METRICS_RENDER_INTERVAL_MS;
+    const first = await (await fetch(operator.url)).text();
+    const renders = operator.renders();
+    assert.equal((await request(app, '/v1/pets', { key })).status, 200);
+    now += METRICS_RENDER_INTERVAL_MS - 1;
+    const cached = await Promise.all(Array.from({ length: 20 }, async () => (await fetch(operator.url)).text()));
+    assert.ok(
+      cached.every((text) => text === first),
+      'the same text within the interval',
+    );
+    assert.equal(operator.renders(), renders, 'no render within the interval');
+    now += 1;
+    const fresh = await (await fetch(operator.url)).text();
+    assert.notEqual(fresh, first, 'a new render once the interval has passed');
+    assert.equal(operator.renders(), renders + 1);
+  });
+});
+
+describe('a flood of scrapes', () => {
+  let app: TestApp;
+  let operator: MetricsServer;
+
+  before(async () => {
+    app = await startTestApp();
+    // Real time here: the point is what a flood costs as it happens.
+    operator = await startMetricsServer({ registry: app.services.metrics.registry, port: 0, host: '127.0.0.1' });
+  });
+  after(async () => {
+    await operator.close();
+    await app.close();
+  });
+
+  it('200 concurrent scrapes for a second: one render per second, and the public API keeps answering', async () => {
+    const { key } = await app.newKey({ plan: 'business' });
+    const started = performance.now();
+    const before = operator.renders();
+    let scrapes = 0;
+    let publicAnswers = 0;
+    const flood = (async () => {
+      while (performance.now() - started < 1000) {
+        const statuses = await Promise.all(
+          Array.from({ length: 200 }, async () => {
+            const response = await fetch(operator.url);
+            await response.arrayBuffer();
+            return response.status;
+          }),
+        );
+        assert.deepEqual(new Set(statuses), new Set([200]));
+        scrapes += statuses.length;
+      }
+    })();
+    const publicApi = (async () => {
+      while (performance.now() - started < 1000) {
+        assert.equal((await request(app, '/v1/pets', { key })).status, 200);
+        publicAnswers += 1;
+      }
+    })();
+    await Promise.all([flood, publicApi]);
+    const elapsedSeconds = (performance.now() - started) / 1000;
+    const renders = operator.renders() - before;
+    assert.ok(scrapes >= 200, `the flood ran: ${scrapes} scrapes`);
+    assert.ok(publicAnswers >= 1, 'the public API answered during the flood');
+    assert.ok(
+      renders <= Math.ceil(elapsedSeconds) + 1,
+      `${renders} renders for ${scrapes} scrapes in ${elapsedSeconds.toFixed(2)} s`,
+    );
+  });
+});
+
+describe('METRICS_PORT and METRICS_HOST', () => {
+  it('default to 127.0.0.1:9464; off starts no listener; 0 asks for any free port', () => {
+    assert.deepEqual(loadConfig({}).metrics, { port: 9464, host: '127.0.0.1' });
+    assert.equal(loadConfig({ METRICS_PORT: 'off' }).metrics, undefined);
+    assert.deepEqual(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '10.0.0.11' }).metrics, {
+      port: 0,
+      host: '10.0.0.11',
+    });
+  });
+
+  for (const [env, pattern] of [
+    [{ METRICS_PORT: 'http' }, /^invalid configuration: METRICS_PORT /],
+    [{ METRICS_PORT: '70000' }, /^invalid configuration: METRICS_PORT must be 0-65535 or off/],
+    [{ METRICS_PORT: '8080' }, /^invalid configuration: METRICS_PORT must differ from PORT/],
+    [{ METRICS_PORT: '9000', PORT: '9000', HOST: '0.0.0.0' }, /^invalid configuration: METRICS_PORT must differ/],
+  ] as const) {
+    it(`refuses ${JSON.stringify(env)} in one line`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) =>
+          error instanceof ConfigError && pattern.test(error.message) && !error.message.includes('\n'),
+      );
+    });
+  }
+
+  it('allows the same port number on another address', () => {
+    const env = { PORT: '9000', HOST: '10.0.0.11', METRICS_PORT: '9000', METRICS_HOST: '127.0.0.1' };
+    assert.deepEqual(loadConfig(env).metrics, { port: 9000, host: '127.0.0.1' });
   });
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request, type IncomingMessage } from 'node:http';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -50,6 +51,7 @@ function spawnServer(t: TestContext, env: Record<string, string>, port: number):
       PORT: String(port),
       LOG_LEVEL: 'info',
       DEMO_BOOTSTRAP: 'false',
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -225,6 +227,9 @@ describe('server start-up', { concurrency: true }, () => {
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'mysql://x'],
     ['KEY_CACHE_TTL_MS', '5000'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['METRICS_PORT', 'http'],
   ] as const) {
     it(`exits with status 2 and one line naming ${name} when ${name}=${value}`, async (t) => {
       const child = spawnServer(t, { DATABASE_URL: storeUrl(t), [name]: value }, await freePort());
@@ -300,6 +305,36 @@ describe('server start-up', { concurrency: true }, () => {
       'the key appears only in the start-up banner (alone and in the curl hint), never in the logs',
     );
     assert.equal(child.stderr(), '');
+  });
+
+  it('serves metrics on their own listener only, reports its port, and closes it on SIGTERM', async (t) => {
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t), METRICS_PORT: '0' }, await freePort());
+    await child.healthy();
+    const listening = logLines(child.stdout()).find((line) => line.msg.startsWith('Metrics listening at '));
+    assert.ok(listening, `the bound metrics address is logged: ${child.stdout()}`);
+    const metricsUrl = listening.msg.slice('Metrics listening at '.length);
+    assert.match(metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    assert.notEqual(new URL(metricsUrl).port, new URL(child.url).port);
+    const scraped = await fetch(metricsUrl);
+    assert.equal(scraped.status, 200);
+    assert.match(await scraped.text(), /^# TYPE process_cpu_seconds_total counter$/m, 'process metrics are collected');
+    const publicMetrics = await fetch(`${child.url}/metrics`);
+    assert.equal(publicMetrics.status, 401, 'not on the public listener');
+    assert.doesNotMatch(await publicMetrics.text(), /petstore_|process_/);
+    child.signal('SIGTERM');
+    assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
+    await assert.rejects(fetch(metricsUrl), 'the metrics listener is closed');
+  });
+
+  it('exits with status 1 naming METRICS_PORT when the metrics port is taken', async (t) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    t.after(() => taken.close());
+    const { port } = taken.address() as AddressInfo;
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t), METRICS_PORT: String(port) }, await freePort());
+    const exit = await Promise.race([child.exited, sleep(15_000, undefined, { ref: false })]);
+    assert.deepEqual(exit, { code: 1, signal: null }, child.stderr());
+    assert.match(child.stderr(), /^petstore: could not start: [^\n]*METRICS_PORT[^\n]*EADDRINUSE[^\n]*\n$/);
   });
 
   it('SIGINT also shuts down with exit code 0', async (t) => {

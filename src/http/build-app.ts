@@ -80,7 +80,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     http: { headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
     // Longer than common load-balancer idle timeouts (60 s), so the balancer closes first.
     keepAliveTimeout: 72_000,
-    trustProxy: config.trustProxy,
+    // Never Fastify's trustProxy: the limits step finds the client address itself (client-address.ts).
+    trustProxy: false,
     // Answered by the first onRequest hook instead, with the Error body every non-2xx carries.
     return503OnClosing: false,
     clientErrorHandler: answerMalformedRequest,
@@ -149,7 +150,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   serveDocsIndexInPlaceOfRedirect(app);
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   registerOpenApiDocumentRoute(app);
-  registerOpsRoutes(app, { metrics: deps.metrics, readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
+  registerOpsRoutes(app, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
   registerPetRoutes(app, { pets: deps.pets, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
   registerMethodNotAllowed(app);
   await app.ready();

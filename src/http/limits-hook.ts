@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitPolicy, LimitVerdict } from '../ratelimit/rate-limit-policy.ts';
 import type { AfterAuthentication } from './auth-hook.ts';
+import type { ClientAddressOf } from './client-address.ts';
 import { sendUnauthorized } from './auth-hook.ts';
 import { sendError } from './error-body.ts';
 
@@ -9,9 +10,13 @@ import { sendError } from './error-body.ts';
  * its client address (no valid key), set the rate-limit fields that every response then carries,
  * and answer 429 or 401 where due. Runs before the body is read.
  */
-export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
+export function limitsStep(policy: RateLimitPolicy, clientAddressOf: ClientAddressOf): AfterAuthentication {
+  const addressOf = (request: FastifyRequest): string =>
+    clientAddressOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
   const step: AfterAuthentication = async (request, reply, verification) => {
-    const verdict = verification.ok ? await policy.forKey(verification.principal) : await policy.forAddress(request.ip);
+    const verdict = verification.ok
+      ? await policy.forKey(verification.principal)
+      : await policy.forAddress(addressOf(request));
     applyFields(reply, verdict);
     if (verdict.kind !== 'allow') {
       sendRefusal(reply, verdict);
@@ -22,7 +27,7 @@ export function limitsStep(policy: RateLimitPolicy): AfterAuthentication {
   // An address already over its limit would get 429 whatever storage says about its key, so it is
   // refused before the lookup: guessing keys at speed then costs storage nothing.
   const beforeLookup = async (request: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
-    const refusal = await policy.refusalForAddress(request.ip);
+    const refusal = await policy.refusalForAddress(addressOf(request));
     if (refusal === undefined || refusal.kind === 'allow') return false;
     applyFields(reply, refusal);
     sendRefusal(reply, refusal);

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Metrics } from './metrics.ts';
 
 /** A dependency /readyz must reach: storage always, Redis when configured. */
 export interface ReadinessCheck {
@@ -7,10 +6,13 @@ export interface ReadinessCheck {
   check(): Promise<void>;
 }
 
-/** Operator endpoints: no key, no rate limit, not in the API document. */
+/**
+ * Operator endpoints: no key, no rate limit, not in the API document. Metrics are not among them:
+ * they name accounts, so they have a listener of their own (metrics-server.ts).
+ */
 export function registerOpsRoutes(
   app: FastifyInstance,
-  options: { metrics: Metrics; readiness: readonly ReadinessCheck[]; timeoutMs: number },
+  options: { readiness: readonly ReadinessCheck[]; timeoutMs: number },
 ): void {
   const config = { public: true };
   app.get('/healthz', { config, schema: { hide: true } }, async (_request, reply) => reply.send({ status: 'ok' }));
@@ -24,11 +26,6 @@ export function registerOpsRoutes(
     return reply
       .code(503)
       .send({ code: 'service_unavailable', message: `not ready: ${names} unreachable`, status: 503, checks });
-  });
-
-  app.get('/metrics', { config, schema: { hide: true } }, async (_request, reply) => {
-    const body = await options.metrics.registry.metrics();
-    return reply.type(options.metrics.registry.contentType).send(body);
   });
 }
 

@@ -79,7 +79,7 @@ describeEachBackend('rate limits over HTTP: requests without a valid key are lim
     const app = await startTestApp({
       backend,
       clock: new ManualClock(MID),
-      env: { ANON_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' },
+      env: { ANON_LIMIT_PER_MINUTE: '5', TRUST_PROXY: '127.0.0.1' },
     });
     try {
       const from = (address: string): HttpRequest => withBadKey(undefined, { 'x-forwarded-for': address });

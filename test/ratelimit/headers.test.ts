@@ -65,7 +65,7 @@ describeEachBackend('rate limits over HTTP: headers on every response', (backend
 
   before(async () => {
     // Behind a trusted proxy, so each test without a key has a client address, and a window, of its own.
-    app = await startTestApp({ backend, clock, env: { TRUST_PROXY: 'true' } });
+    app = await startTestApp({ backend, clock, env: { TRUST_PROXY: '127.0.0.1' } });
   });
   after(() => app.close());
 

@@ -90,7 +90,7 @@ async function eventually(what: string, timeoutMs: number, probe: () => Promise<
 /** The real service on SQLite in a temporary directory, with `env` on top, listening on an ephemeral port. */
 async function startService(
   env: Record<string, string>,
-): Promise<{ url: string; newKey(): Promise<string>; close(): Promise<void> }> {
+): Promise<{ url: string; newKey(): Promise<string>; metrics(): Promise<string>; close(): Promise<void> }> {
   const directory = mkdtempSync(join(tmpdir(), 'petstore-redis-'));
   const config = loadConfig({
     DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}`,
@@ -111,6 +111,7 @@ async function startService(
       await services.accounts.createAccount(account, { plan: 'free' });
       return (await services.accounts.createKey(account)).key;
     },
+    metrics: () => services.metrics.registry.metrics(),
     async close() {
       await app.close();
       await services.close();
@@ -464,7 +465,7 @@ describe('RedisLimiter in the service', () => {
       const ready = await fetch(`${app.url}/readyz`);
       assert.equal(ready.status, 503);
       assert.equal(((await ready.json()) as { checks: Record<string, string> }).checks.redis, 'unreachable');
-      const metrics = await (await fetch(`${app.url}/metrics`)).text();
+      const metrics = await app.metrics();
       // 3 counted requests, and the address window peeked once before the new key's first lookup.
       assert.match(metrics, /^petstore_limiter_fallback_total 4$/m);
     } finally {

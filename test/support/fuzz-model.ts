@@ -916,14 +916,14 @@ export interface FuzzTarget {
 }
 
 /**
- * The app on SQLite with limits no run reaches, except for the `limited` key: an enterprise key
+ * The app on SQLite with limits no run reaches, except for the `limited` key (20 a minute): an enterprise key
  * and an anonymous limit far above a run's size, so 401s and validation are not masked by 429s.
  * Forwarded addresses are trusted, so garbage X-Forwarded-For values reach the limiter.
  */
 export async function startFuzzTarget(): Promise<FuzzTarget> {
-  const app = await startTestApp({ env: { ANON_LIMIT_PER_MINUTE: '100000000', TRUST_PROXY: 'true' } });
+  const app = await startTestApp({ env: { ANON_LIMIT_PER_MINUTE: '100000000', TRUST_PROXY: '127.0.0.1' } });
   const unlimited = await app.newKey({ plan: 'enterprise', perMinute: 100_000_000, perDay: 1_000_000_000 });
-  const limited = await app.newKey({ plan: 'free' });
+  const limited = await app.newKey({ plan: 'enterprise', perMinute: 20, perDay: 1_000_000 });
   return { app, keys: { unlimited: unlimited.key, limited: limited.key } };
 }
 

@@ -38,6 +38,8 @@ export async function startServerProcess(
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       DEMO_BOOTSTRAP: 'false',
+      // Any free port: servers of concurrent tests must not contend for the default 9464.
+      METRICS_PORT: '0',
       ...env,
       PORT: String(port),
     },

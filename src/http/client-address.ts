@@ -1,0 +1,116 @@
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+
+/**
+ * Which hops in front of the service may speak for the client in `X-Forwarded-For` (TRUST_PROXY):
+ * none, a number of hops, or the proxies' addresses and CIDR ranges.
+ */
+export type TrustedProxies =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'hops'; readonly hops: number }
+  | { readonly kind: 'list'; readonly entries: readonly string[] };
+
+/** A TRUST_PROXY value that cannot be used; the message completes "TRUST_PROXY …". */
+export class TrustedProxiesError extends Error {}
+
+const NO_PROXY: TrustedProxies = Object.freeze({ kind: 'none' });
+const INSTEAD = 'name the proxies (e.g. 10.0.0.5,10.1.0.0/16) or give a number of hops of 2 or more';
+
+/**
+ * Parses TRUST_PROXY. `true` and `1` once meant "believe the leftmost X-Forwarded-For entry",
+ * which the client writes itself; they are refused rather than silently given a new meaning.
+ */
+export function parseTrustedProxies(text: string | undefined): TrustedProxies {
+  const value = (text ?? '').trim();
+  if (value === '' || value === 'false' || value === '0') return NO_PROXY;
+  if (value === 'true' || value === '1')
+    throw new TrustedProxiesError(`no longer takes ${value} (it trusted what clients write): ${INSTEAD}`);
+  if (/^[1-9]\d*$/.test(value)) {
+    const hops = Number(value);
+    if (hops > 64) throw new TrustedProxiesError(`counts at most 64 hops (got ${value})`);
+    return Object.freeze({ kind: 'hops', hops });
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  return Object.freeze({ kind: 'list', entries: Object.freeze(entries.map(parseEntry)) });
+}
+
+/** One address or CIDR range, in canonical form. */
+function parseEntry(entry: string): string {
+  const [address = '', prefix, extra] = entry.split('/');
+  const normal = normalizeAddress(address);
+  if (normal === undefined || extra !== undefined)
+    throw new TrustedProxiesError(`has an entry that is not an IP address or CIDR range: ${JSON.stringify(entry)}`);
+  if (prefix === undefined) return normal;
+  if (isIPv4(normal) !== isIPv4(address))
+    throw new TrustedProxiesError(`has an IPv4-mapped range; write it in IPv4 form: ${JSON.stringify(entry)}`);
+  const bits = isIPv4(normal) ? 32 : 128;
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits)
+    throw new TrustedProxiesError(`has a CIDR prefix outside 0-${bits}: ${JSON.stringify(entry)}`);
+  return `${normal}/${prefix}`;
+}
+
+const MAPPED_IPV4 = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+
+/**
+ * The canonical form of an IP address: IPv4 dotted decimal (IPv4-mapped IPv6 included), IPv6 as
+ * RFC 5952 text (lower case, longest zero run compressed). Undefined for anything else.
+ */
+export function normalizeAddress(text: string): string | undefined {
+  if (isIPv4(text)) return text;
+  if (!isIPv6(text) || text.includes('%')) return undefined;
+  // The WHATWG URL parser writes IPv6 hosts in RFC 5952 form.
+  const canonical = new URL(`http://[${text}]/`).hostname.slice(1, -1);
+  const mapped = MAPPED_IPV4.exec(canonical);
+  if (!mapped) return canonical;
+  const high = Number.parseInt(mapped[1] as string, 16);
+  const low = Number.parseInt(mapped[2] as string, 16);
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
+/** The client address of a request, from its TCP peer and its X-Forwarded-For header. */
+export type ClientAddressOf = (peer: string | undefined, forwardedFor: string | string[] | undefined) => string;
+
+/**
+ * The client is the rightmost address, counting the TCP peer as the rightmost of all, that is not
+ * a trusted proxy (or lies beyond the trusted number of hops). An entry on the way that is not an
+ * IP address makes the peer the client: whoever wrote it cannot be believed about anything else.
+ */
+export function clientAddressResolver(trusted: TrustedProxies): ClientAddressOf {
+  const isTrusted = trustTest(trusted);
+  return (peer, forwardedFor) => {
+    const peerAddress = peer === undefined ? 'unknown' : (normalizeAddress(peer) ?? peer);
+    if (trusted.kind === 'none' || !isTrusted(peerAddress, 0)) return peerAddress;
+    const hops = forwardedEntries(forwardedFor);
+    let client = peerAddress;
+    for (let index = 0; index < hops.length; index += 1) {
+      const address = normalizeAddress(hops[index] as string);
+      if (address === undefined) return peerAddress;
+      client = address;
+      if (!isTrusted(address, index + 1)) return address;
+    }
+    return client;
+  };
+}
+
+/** X-Forwarded-For entries, nearest hop first (Node joins repeated headers with ", "). */
+function forwardedEntries(header: string | string[] | undefined): string[] {
+  if (header === undefined) return [];
+  const joined = Array.isArray(header) ? header.join(',') : header;
+  return joined
+    .split(',')
+    .map((entry) => entry.trim())
+    .reverse();
+}
+
+/** Whether the address at `position` (0: the TCP peer, 1: the nearest forwarded entry…) is a trusted proxy. */
+function trustTest(trusted: TrustedProxies): (address: string, position: number) => boolean {
+  if (trusted.kind === 'none') return () => false;
+  if (trusted.kind === 'hops') return (_address, position) => position < trusted.hops;
+  const list = new BlockList();
+  for (const entry of trusted.entries) {
+    const [address = '', prefix] = entry.split('/');
+    const family = isIPv4(address) ? 'ipv4' : 'ipv6';
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return (address) => list.check(address, isIPv4(address) ? 'ipv4' : 'ipv6');
+}

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { clientAddressResolver, parseTrustedProxies } from '../src/http/client-address.ts';
+import { describeEachBackend } from './support/each-backend.ts';
+import { request, type HttpAnswer } from './support/http-client.ts';
+import { ManualClock } from './support/manual-clock.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from './support/test-app.ts';
+import { assertRefused, MID, rateLimitOf } from './ratelimit/rate-limit-assertions.ts';
+
+/**
+ * TRUST_PROXY names the proxies in front of the service (docs/operations.md, "Several instances"):
+ * the client is the rightmost X-Forwarded-For address that is not a trusted proxy, so what a
+ * client writes into the header itself cannot buy it a fresh per-address window. The test client
+ * connects from 127.0.0.1 and plays the proxy; requests carry no key, so they count per address.
+ */
+
+const LIMIT = 3;
+
+async function withApp(options: TestAppOptions, run: (app: TestApp) => Promise<void>): Promise<void> {
+  const app = await startTestApp({ ...options, clock: new ManualClock(MID) });
+  try {
+    await run(app);
+  } finally {
+    await app.close();
+  }
+}
+
+/** A request without a key, as forwarded with this X-Forwarded-For (undefined: no header). */
+function forwarded(app: TestApp, forwardedFor?: string): Promise<HttpAnswer> {
+  return request(app, '/v1/pets', forwardedFor === undefined ? {} : { headers: { 'x-forwarded-for': forwardedFor } });
+}
+
+/** What is left of the per-address window each answer was counted in. */
+async function remainingAfter(app: TestApp, chains: readonly (string | undefined)[]): Promise<number[]> {
+  const left: number[] = [];
+  for (const chain of chains) {
+    const answer = await forwarded(app, chain);
+    assert.equal(answer.status, 401, `${String(chain)}: ${answer.text}`);
+    left.push(rateLimitOf(answer).remaining);
+  }
+  return left;
+}
+
+describeEachBackend('TRUST_PROXY: the client address behind trusted proxies', (backend) => {
+  const env = (trustProxy: string): TestAppOptions => ({
+    backend,
+    env: { ANON_LIMIT_PER_MINUTE: String(LIMIT), TRUST_PROXY: trustProxy },
+  });
+
+  it('a spoofed leftmost entry does not get a fresh window (nginx appends the address it saw)', async () => {
+    await withApp(env('127.0.0.1'), async (app) => {
+      assert.deepEqual(
+        await remainingAfter(app, ['9.9.9.9, 10.0.0.1', '9.9.9.9, 10.0.0.1', '9.9.9.9, 10.0.0.1']),
+        [2, 1, 0],
+      );
+      assertRefused(await forwarded(app, '9.9.9.9, 10.0.0.1'), 'rate_limited');
+      assertRefused(await forwarded(app, '8.8.8.8, 10.0.0.1'), 'rate_limited');
+      assertRefused(await forwarded(app, '10.0.0.1'), 'rate_limited');
+      // Another client behind the same proxy has a window of its own, and so has the proxy itself.
+      assert.deepEqual(await remainingAfter(app, ['8.8.8.8, 10.0.0.2', undefined]), [2, 2]);
+    });
+  });
+
+  it('trusts a chain of proxies named by CIDR range, IPv4 and IPv6', async () => {
+    await withApp(env('127.0.0.1, 10.0.0.0/8, 2001:db8:aa::/48'), async (app) => {
+      const left = await remainingAfter(app, [
+        '9.9.9.9, 10.0.0.1',
+        '7.7.7.7, 9.9.9.9, 10.20.30.40',
+        '9.9.9.9, 2001:db8:aa:1::5, 10.0.0.3',
+        '8.8.8.8, 10.0.0.1',
+        '9.9.9.9, 11.0.0.1',
+      ]);
+      // 9.9.9.9 three times (whatever stands left of it), 8.8.8.8 once, then 11.0.0.1 (not a proxy).
+      assert.deepEqual(left, [2, 1, 0, 2, 2]);
+    });
+  });
+
+  it('a number of hops trusts that many hops, the TCP peer being the first', async () => {
+    await withApp(env('2'), async (app) => {
+      const left = await remainingAfter(app, [
+        '9.9.9.9, 203.0.113.5, 10.0.0.1',
+        '8.8.8.8, 203.0.113.5, 10.0.0.2',
+        '203.0.113.5, 10.0.0.3',
+        '203.0.113.6, 10.0.0.1',
+      ]);
+      assert.deepEqual(left, [2, 1, 0, 2]);
+      assertRefused(await forwarded(app, '1.1.1.1, 203.0.113.5, 10.9.9.9'), 'rate_limited');
+    });
+  });
+
+  it('normalises addresses: IPv6 spellings and IPv4-mapped IPv6 share a window', async () => {
+    await withApp(env('127.0.0.1'), async (app) => {
+      const left = await remainingAfter(app, [
+        '2001:DB8:0:0:0:0:0:1',
+        '2001:db8::1',
+        '2001:0db8:0::0001',
+        '::ffff:203.0.113.9',
+        '203.0.113.9',
+        '::FFFF:CB00:7109',
+      ]);
+      assert.deepEqual(left, [2, 1, 0, 2, 1, 0]);
+    });
+  });
+
+  it('garbage where the client should be counts as the connecting peer', async () => {
+    await withApp(env('127.0.0.1'), async (app) => {
+      const left = await remainingAfter(app, ['not-an-address', '9.9.9.9, 203.0.113.1:4711', '[2001:db8::1]']);
+      assert.deepEqual(left, [2, 1, 0]);
+      assertRefused(await forwarded(app), 'rate_limited');
+      assert.deepEqual(await remainingAfter(app, ['203.0.113.1']), [2], 'a well-formed address has its own window');
+    });
+  });
+
+  it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
+    await withApp(env('10.0.0.1'), async (app) => {
+      assert.deepEqual(await remainingAfter(app, ['9.9.9.9', '8.8.8.8, 10.0.0.1', undefined]), [2, 1, 0]);
+    });
+  });
+});
+
+describe('TRUST_PROXY: the client address of one request', () => {
+  it('normalises the TCP peer too: an IPv4-mapped peer matches an IPv4 proxy', () => {
+    const clientOf = clientAddressResolver(parseTrustedProxies('127.0.0.1'));
+    assert.equal(clientOf('::ffff:127.0.0.1', '203.0.113.7'), '203.0.113.7');
+    assert.equal(clientOf('::ffff:198.51.100.1', '203.0.113.7'), '198.51.100.1', 'an untrusted peer is the client');
+    assert.equal(clientOf('2001:DB8::0:1', '203.0.113.7'), '2001:db8::1');
+  });
+
+  it('takes the farthest address when every hop is trusted', () => {
+    assert.equal(clientAddressResolver(parseTrustedProxies('0.0.0.0/0'))('10.0.0.1', '1.2.3.4, 5.6.7.8'), '1.2.3.4');
+    assert.equal(clientAddressResolver(parseTrustedProxies('5'))('10.0.0.1', '1.2.3.4, 5.6.7.8'), '1.2.3.4');
+  });
+
+  it('joins repeated X-Forwarded-For headers in order', () => {
+    const clientOf = clientAddressResolver(parseTrustedProxies('127.0.0.1, 10.0.0.0/8'));
+    assert.equal(clientOf('127.0.0.1', ['9.9.9.9', '10.0.0.1']), '9.9.9.9');
+  });
+
+  it('without trusted proxies, is always the peer', () => {
+    const clientOf = clientAddressResolver(parseTrustedProxies(undefined));
+    assert.equal(clientOf('127.0.0.1', '9.9.9.9'), '127.0.0.1');
+  });
+});
+
+describe('TRUST_PROXY: validated at start-up', () => {
+  const load = (value: string) => loadConfig({ TRUST_PROXY: value });
+
+  for (const old of ['true', '1']) {
+    it(`refuses the old ${old} with one line saying what to write instead`, () => {
+      assert.throws(
+        () => load(old),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(error.message, /^invalid configuration: TRUST_PROXY [^\n]*name the proxies/);
+          assert.match(error.message, /hops/);
+          return true;
+        },
+      );
+    });
+  }
+
+  for (const bad of ['10.0.0.0/33', '10.0.0.256', 'fe80::/129', '10.0.0.1,', 'proxy.internal', '10.0.0.0/8/8', '-2']) {
+    it(`refuses ${JSON.stringify(bad)} naming TRUST_PROXY`, () => {
+      assert.throws(
+        () => load(bad),
+        (error: unknown) =>
+          error instanceof ConfigError && /^invalid configuration: TRUST_PROXY [^\n]+$/.test(error.message),
+      );
+    });
+  }
+
+  it('accepts addresses, ranges and hop counts; unset, false and 0 trust no proxy', () => {
+    assert.deepEqual(load(' 10.0.0.5 , 2001:DB8::/32,::ffff:10.0.0.6 ').trustProxy, {
+      kind: 'list',
+      entries: ['10.0.0.5', '2001:db8::/32', '10.0.0.6'],
+    });
+    assert.deepEqual(load('3').trustProxy, { kind: 'hops', hops: 3 });
+    for (const none of ['', 'false', '0']) assert.deepEqual(load(none).trustProxy, { kind: 'none' });
+    assert.deepEqual(loadConfig({}).trustProxy, { kind: 'none' });
+  });
+});
