@@ -47,12 +47,12 @@ const IDEMPOTENCY_LOCK_MS = 60 * 1000;
 export interface PetCacheOptions {
   /** Most bytes the cached pets may take (records and their encoded JSON); default 8 MiB. */
   readonly petBytes?: number;
-  /** Most bytes the cached full pages may take (records, JSON text and its encoding); default 56 MiB. */
+  /** Most bytes the cached full pages may take (records, JSON text and its encoding); default 24 MiB. */
   readonly pageBytes?: number;
 }
 
 const CACHED_PET_BYTES = 8 * 1024 * 1024;
-const CACHED_PAGE_BYTES = 56 * 1024 * 1024;
+const CACHED_PAGE_BYTES = 24 * 1024 * 1024;
 
 export class PetService {
   private readonly store: Store;
