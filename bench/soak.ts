@@ -97,11 +97,16 @@ async function seed(databaseUrl: string): Promise<string> {
   }
 }
 
+function nodeOptions(): string {
+  return process.env.SOAK_NODE_OPTIONS ?? '';
+}
+
 async function startChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const child = spawn(process.execPath, [join(ROOT, 'src', 'server.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    // SOAK_NODE_OPTIONS measures a deployment's V8 settings (e.g. --max-semi-space-size); none by default.
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_OPTIONS: nodeOptions(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
