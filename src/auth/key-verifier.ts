@@ -1,4 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.ts';
+import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
 import type { KeyPrincipal, KeyStore } from '../storage/store.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
 
@@ -17,8 +19,13 @@ interface CacheEntry {
 export interface KeyVerifierOptions {
   /** How long a storage answer is trusted; bounds how late a revocation or plan change takes effect. */
   readonly ttlMs: number;
-  /** Most cached answers (known and unknown keys); the oldest are dropped first. */
+  /** Most cached answers (known and unknown keys); the least recently used are dropped first. */
   readonly maxEntries?: number;
+  /**
+   * Most bytes the cached answers may take, their keys included: a key is the whole Authorization
+   * header, which may be as long as the header limit allows. Default 8 MiB.
+   */
+  readonly maxBytes?: number;
   /** How often last-used times are written back. */
   readonly lastUsedFlushMs?: number;
   /** Monotonic milliseconds for cache ages; staleness is a real-time bound, not a wall-clock one. */
@@ -33,13 +40,12 @@ const BEARER = /^bearer(?:[ \t]+(.*))?$/i;
  * revocation, expiry or plan change made on any instance takes effect within `ttlMs`.
  */
 export class KeyVerifier {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache: LRUCache<string, CacheEntry>;
   private readonly inFlight = new Map<string, Promise<KeyPrincipal | undefined>>();
   private readonly lastUsed = new Map<string, number>();
   private readonly store: KeyStore;
   private readonly clock: Clock;
   private readonly ttlMs: number;
-  private readonly maxEntries: number;
   private readonly monotonicNow: () => number;
   private readonly flushTimer: NodeJS.Timeout;
 
@@ -47,7 +53,11 @@ export class KeyVerifier {
     this.store = store;
     this.clock = clock;
     this.ttlMs = options.ttlMs;
-    this.maxEntries = options.maxEntries ?? 10_000;
+    this.cache = new LRUCache({
+      max: options.maxEntries ?? 10_000,
+      maxSize: options.maxBytes ?? 8 * 1024 * 1024,
+      sizeCalculation: cacheEntryBytes,
+    });
     this.monotonicNow = options.monotonicNow ?? (() => performance.now());
     this.flushTimer = setInterval(
       () => void this.flushLastUsed().catch(() => undefined),
@@ -108,13 +118,20 @@ export class KeyVerifier {
 
   /** Forget cached answers about one key, e.g. after this instance banned it. */
   invalidateKey(keyId: string): void {
-    for (const [authorization, entry] of this.cache)
-      if (entry.principal?.keyId === keyId) this.cache.delete(authorization);
+    const stale: string[] = [];
+    for (const [authorization, entry] of this.cache.entries())
+      if (entry.principal?.keyId === keyId) stale.push(authorization);
+    for (const authorization of stale) this.cache.delete(authorization);
   }
 
   /** Cached answers held now, for tests of the memory bound. */
   size(): number {
     return this.cache.size;
+  }
+
+  /** Bytes the cached answers account for now, keys included, for tests of the memory bound. */
+  bytes(): number {
+    return this.cache.calculatedSize;
   }
 
   async close(): Promise<void> {
@@ -149,12 +166,7 @@ export class KeyVerifier {
   }
 
   private remember(authorization: string, principal: KeyPrincipal | undefined): void {
-    this.cache.delete(authorization);
     this.cache.set(authorization, { principal, fetchedAt: this.monotonicNow() });
-    if (this.cache.size > this.maxEntries) {
-      const oldest = this.cache.keys().next();
-      if (!oldest.done) this.cache.delete(oldest.value);
-    }
   }
 }
 
@@ -163,6 +175,15 @@ export const AMBIGUOUS_CREDENTIALS: Verification = reject(
   'ambiguous',
   'the request carries more than one Authorization header; send exactly one: Authorization: Bearer <API key>',
 );
+
+function cacheEntryBytes(entry: CacheEntry, authorization: string): number {
+  const principal = entry.principal;
+  const principalBytes =
+    principal === undefined
+      ? 0
+      : ENTRY_OVERHEAD_BYTES + stringBytes(principal.keyId) + stringBytes(principal.accountName);
+  return ENTRY_OVERHEAD_BYTES + stringBytes(authorization) + principalBytes;
+}
 
 function reject(reason: RejectionReason, message: string): Verification {
   return { ok: false, reason, message };

@@ -4,6 +4,7 @@ import { GoneError, IdempotencyConflictError, NotFoundError } from '../errors.ts
 import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
+import { BUFFER_OVERHEAD_BYTES, ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
 import { petsToJson, petToJson } from './pet-json.ts';
 
 export interface PetPage {
@@ -41,20 +42,36 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
  * (more pets followed it), are the same forever, on every instance: both are cached. The last,
  * partial page is always read from storage, so new pets appear at once.
  */
-const CACHED_PETS = 20_000;
-const CACHED_PAGES = 2_000;
+export interface PetCacheOptions {
+  /** Most bytes the cached pets may take (records and their encoded JSON); default 8 MiB. */
+  readonly petBytes?: number;
+  /** Most bytes the cached full pages may take (records, JSON text and its encoding); default 24 MiB. */
+  readonly pageBytes?: number;
+}
+
+const CACHED_PET_BYTES = 8 * 1024 * 1024;
+const CACHED_PAGE_BYTES = 24 * 1024 * 1024;
 
 export class PetService {
   private readonly store: Store;
   private readonly clock: Clock;
   readonly deprecation: Deprecation;
-  private readonly pets = new LRUCache<number, PetRecord>({ max: CACHED_PETS });
-  private readonly fullPages = new LRUCache<string, PetPage>({ max: CACHED_PAGES });
+  // Bounded in bytes, not entries: a name may be hundreds of multi-byte characters. Sizes are
+  // computed once, on insertion, so a hit costs what it did.
+  private readonly pets: LRUCache<number, PetRecord>;
+  private readonly fullPages: LRUCache<string, PetPage>;
 
-  constructor(store: Store, clock: Clock, deprecation: Deprecation) {
+  constructor(store: Store, clock: Clock, deprecation: Deprecation, cache: PetCacheOptions = {}) {
     this.store = store;
     this.clock = clock;
     this.deprecation = deprecation;
+    this.pets = new LRUCache({ maxSize: cache.petBytes ?? CACHED_PET_BYTES, sizeCalculation: cachedPetBytes });
+    this.fullPages = new LRUCache({ maxSize: cache.pageBytes ?? CACHED_PAGE_BYTES, sizeCalculation: cachedPageBytes });
+  }
+
+  /** Bytes the caches account for now, for tests and the soak of the memory bound. */
+  cacheBytes(): { readonly pets: number; readonly pages: number } {
+    return { pets: this.pets.calculatedSize, pages: this.fullPages.calculatedSize };
   }
 
   async create(pet: NewPetRecord, idempotency?: IdempotencyRequest): Promise<CreateOutcome> {
@@ -121,6 +138,24 @@ export class PetService {
   purgeIdempotencyKeys(): Promise<number> {
     return this.store.idempotency.purge(this.clock.now() - IDEMPOTENCY_RETENTION_MS);
   }
+}
+
+/** The record and the UTF-8 JSON the routes encode once per cached pet (pet-json.ts encodedOnce). */
+function cachedPetBytes(pet: PetRecord): number {
+  return recordBytes(pet) + BUFFER_OVERHEAD_BYTES + Buffer.byteLength(petToJson(pet));
+}
+
+/** The records, the JSON text, and its UTF-8 encoding that the routes keep with the page. */
+function cachedPageBytes(page: PetPage, key: string): number {
+  let bytes = ENTRY_OVERHEAD_BYTES + stringBytes(key) + stringBytes(page.json);
+  bytes += BUFFER_OVERHEAD_BYTES + Buffer.byteLength(page.json);
+  bytes += page.nextCursor === undefined ? 0 : stringBytes(page.nextCursor);
+  for (const pet of page.pets) bytes += recordBytes(pet);
+  return bytes;
+}
+
+function recordBytes(pet: PetRecord): number {
+  return ENTRY_OVERHEAD_BYTES + stringBytes(pet.name);
 }
 
 function fingerprintOf(pet: NewPetRecord): string {

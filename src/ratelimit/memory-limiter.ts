@@ -1,3 +1,4 @@
+import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
 import {
   windowStart,
   type ConsumeRequest,
@@ -20,20 +21,31 @@ interface Subject {
   readonly namespace: Namespace;
   /** One per window name; a subject has one or two, so a scan beats a Map. */
   readonly counters: Counter[];
+  /** What this subject accounts for in the limiter's byte budget. */
+  bytes: number;
   older: Subject | undefined;
   newer: Subject | undefined;
 }
 
 interface Strikes {
-  count: number;
-  until: number;
+  readonly count: number;
+  readonly until: number;
+  readonly bytes: number;
 }
+
+/** A counter object and its array slot. */
+const COUNTER_BYTES = 80;
+const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 
 export interface MemoryLimiterOptions {
   /**
-   * Most subjects held per namespace (the part of the subject before ':'); beyond it the least
-   * recently used are dropped, so a flood of distinct addresses cannot grow memory without bound.
+   * Most bytes all subjects and strikes may take, their keys included (default 32 MiB). Beyond it
+   * the least recently used entry of the largest namespace (the part of the subject before ':', or
+   * the strikes) is dropped: a flood of distinct or huge addresses cannot grow memory without bound,
+   * and evicts addresses rather than the accounts that use a fraction of the budget.
    */
+  readonly maxBytes?: number;
+  /** Most subjects held per namespace, on top of the byte budget; no limit unless told. */
   readonly maxSubjects?: number;
   /** How often idle subjects (all windows over) are swept out. */
   readonly sweepEveryMs?: number;
@@ -49,12 +61,17 @@ export class MemoryLimiter implements RateLimiter {
   /** Every subject of every namespace: one lookup per request finds both its counters and its namespace. */
   private readonly subjects = new Map<string, Subject>();
   private readonly namespaces = new Map<string, Namespace>();
+  /** Strikes in least to most recently struck order (Map insertion order). */
   private readonly strikes = new Map<string, Strikes>();
+  private strikeBytes = 0;
+  private totalBytes = 0;
+  private readonly maxBytes: number;
   private readonly maxSubjects: number;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(options: MemoryLimiterOptions = {}) {
-    this.maxSubjects = options.maxSubjects ?? 100_000;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.maxSubjects = options.maxSubjects ?? Number.POSITIVE_INFINITY;
     const now = options.now ?? (() => Date.now());
     this.sweeper = setInterval(() => this.sweep(now()), options.sweepEveryMs ?? 30_000);
     this.sweeper.unref();
@@ -65,10 +82,13 @@ export class MemoryLimiter implements RateLimiter {
    * each request's check-and-count runs whole before another's.
    */
   async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
-    const counters = this.subjectOf(request.subject).counters;
+    const subject = this.subjectOf(request.subject);
+    const counters = subject.counters;
+    const held = counters.length;
     const specs = request.windows;
     let allowed = !request.peek;
     for (const window of specs) if (currentCounter(counters, window, now).count >= window.limit) allowed = false;
+    if (counters.length !== held) this.grow(subject, (counters.length - held) * COUNTER_BYTES);
     let blocked = false;
     const windows: WindowState[] = [];
     for (const window of specs) {
@@ -86,13 +106,13 @@ export class MemoryLimiter implements RateLimiter {
     }
     let strikes = 0;
     if (!allowed && blocked && !request.peek && request.strikeSubject !== undefined) {
-      strikes = this.strike(request.strikeSubject, now, blockedUntil(windows));
+      strikes = this.strike(request.strikeSubject, now, blockedUntil(windows), subject);
     }
     return { allowed, windows, strikes };
   }
 
   async clearStrikes(strikeSubject: string): Promise<void> {
-    this.strikes.delete(strikeSubject);
+    this.deleteStrikes(strikeSubject);
   }
 
   async close(): Promise<void> {
@@ -104,21 +124,39 @@ export class MemoryLimiter implements RateLimiter {
     return this.subjects.size + this.strikes.size;
   }
 
+  /** Bytes the subjects and strikes account for now, never more than maxBytes. */
+  bytes(): number {
+    return this.totalBytes;
+  }
+
   sweep(now: number): void {
     for (const subject of this.subjects.values()) {
       if (!subject.counters.some((counter) => counter.end > now)) this.drop(subject);
     }
-    for (const [subject, strikes] of this.strikes) if (strikes.until <= now) this.strikes.delete(subject);
+    for (const [subject, strikes] of this.strikes) if (strikes.until <= now) this.deleteStrikes(subject);
   }
 
-  private strike(subject: string, now: number, until: number): number {
+  private strike(subject: string, now: number, until: number, counted: Subject): number {
     const previous = this.strikes.get(subject);
+    this.deleteStrikes(subject);
+    const bytes = ENTRY_OVERHEAD_BYTES + stringBytes(subject);
     const strikes =
       previous && previous.until > now
-        ? { count: previous.count + 1, until: Math.max(previous.until, until) }
-        : { count: 1, until };
+        ? { count: previous.count + 1, until: Math.max(previous.until, until), bytes }
+        : { count: 1, until, bytes };
     this.strikes.set(subject, strikes);
+    this.strikeBytes += bytes;
+    this.totalBytes += bytes;
+    this.shed(counted, subject);
     return strikes.count;
+  }
+
+  private deleteStrikes(subject: string): void {
+    const strikes = this.strikes.get(subject);
+    if (strikes === undefined) return;
+    this.strikes.delete(subject);
+    this.strikeBytes -= strikes.bytes;
+    this.totalBytes -= strikes.bytes;
   }
 
   /**
@@ -133,10 +171,42 @@ export class MemoryLimiter implements RateLimiter {
     }
     const namespace = this.namespaceOf(key);
     if (namespace.size >= this.maxSubjects && namespace.oldest !== undefined) this.drop(namespace.oldest);
-    const subject: Subject = { key, namespace, counters: [], older: undefined, newer: undefined };
+    const subject: Subject = { key, namespace, counters: [], bytes: 0, older: undefined, newer: undefined };
     namespace.add(subject);
     this.subjects.set(key, subject);
+    this.grow(subject, ENTRY_OVERHEAD_BYTES + stringBytes(key));
     return subject;
+  }
+
+  private grow(subject: Subject, bytes: number): void {
+    subject.bytes += bytes;
+    subject.namespace.bytes += bytes;
+    this.totalBytes += bytes;
+    if (this.totalBytes > this.maxBytes) this.shed(subject, undefined);
+  }
+
+  /**
+   * Drops least recently used entries until the budget holds, each from whichever namespace (or the
+   * strikes) holds the most bytes, never the subject or strike being used by this request.
+   */
+  private shed(keep: Subject | undefined, keepStrike: string | undefined): void {
+    while (this.totalBytes > this.maxBytes) {
+      let largest: Namespace | undefined;
+      for (const namespace of this.namespaces.values()) {
+        const oldest = namespace.oldest;
+        if (oldest === undefined || oldest === keep) continue;
+        if (largest === undefined || namespace.bytes > largest.bytes) largest = namespace;
+      }
+      const oldestStrike = this.strikes.keys().next().value;
+      const strikesEvictable = oldestStrike !== undefined && oldestStrike !== keepStrike;
+      if (strikesEvictable && (largest === undefined || this.strikeBytes > largest.bytes)) {
+        this.deleteStrikes(oldestStrike);
+      } else if (largest?.oldest !== undefined) {
+        this.drop(largest.oldest);
+      } else {
+        return; // Only what this request uses is left: a budget smaller than one entry.
+      }
+    }
   }
 
   private namespaceOf(key: string): Namespace {
@@ -152,6 +222,8 @@ export class MemoryLimiter implements RateLimiter {
 
   private drop(subject: Subject): void {
     subject.namespace.remove(subject);
+    subject.namespace.bytes -= subject.bytes;
+    this.totalBytes -= subject.bytes;
     this.subjects.delete(subject.key);
   }
 }
@@ -163,6 +235,7 @@ export class MemoryLimiter implements RateLimiter {
  */
 class Namespace {
   size = 0;
+  bytes = 0;
   oldest: Subject | undefined;
   private newest: Subject | undefined;
 

@@ -121,6 +121,42 @@ describe('MemoryLimiter: memory bound', () => {
     }
   });
 
+  it('accounts bytes by key length and returns them when subjects and strikes are swept', async () => {
+    const limiter = new MemoryLimiter();
+    try {
+      await limiter.consume({ subject: 'address:a', windows: MINUTE }, NOW);
+      const short = limiter.bytes();
+      await limiter.consume({ subject: `address:b${'x'.repeat(10_000)}`, windows: MINUTE }, NOW);
+      assert.ok(limiter.bytes() - short >= 20_000, `a 10,000-character key accounted ${limiter.bytes() - short}`);
+      const one: WindowSpec[] = [{ name: 'minute', limit: 1, seconds: 60 }];
+      const struck = { subject: 'account:1', windows: one, strikeSubject: `key:${'k'.repeat(5000)}` };
+      await limiter.consume(struck, NOW);
+      const beforeStrike = limiter.bytes();
+      assert.equal((await limiter.consume(struck, NOW)).strikes, 1);
+      assert.ok(limiter.bytes() - beforeStrike >= 10_000, 'the strike subject is accounted');
+      limiter.sweep(NOW + 60_000);
+      assert.equal(limiter.size(), 0);
+      assert.equal(limiter.bytes(), 0, 'everything accounted was returned');
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('keeps counting the subject in use when the byte budget is smaller than it', async () => {
+    const limiter = new MemoryLimiter({ maxBytes: 1000 });
+    try {
+      const huge = { subject: `address:${'h'.repeat(5000)}`, windows: MINUTE };
+      await limiter.consume({ subject: 'address:small', windows: MINUTE }, NOW);
+      assert.equal((await limiter.consume(huge, NOW)).windows[0]?.remaining, 59);
+      assert.equal((await limiter.consume(huge, NOW)).windows[0]?.remaining, 58, 'the huge subject kept its count');
+      assert.equal(limiter.size(), 1, 'the small subject was evicted to make room');
+      await limiter.consume({ subject: 'address:small', windows: MINUTE }, NOW);
+      assert.ok(limiter.bytes() <= 1000, `back within the budget: ${limiter.bytes()}`);
+    } finally {
+      await limiter.close();
+    }
+  });
+
   it('sweeps by itself with the injected time source', async () => {
     let now = NOW;
     const limiter = new MemoryLimiter({ sweepEveryMs: 20, now: () => now });
