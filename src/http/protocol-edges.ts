@@ -88,4 +88,11 @@ function answerConnect(request: IncomingMessage, socket: Duplex): void {
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `Connection: close\r\n\r\n${body}`,
   );
+  // A client that keeps sending (a body after CONNECT) would hold the half-closed socket open, and
+  // with it a graceful shutdown; it has had its answer.
+  const linger = setTimeout(() => socket.destroy(), CONNECT_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }
+
+const CONNECT_LINGER_MS = 1000;
