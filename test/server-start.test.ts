@@ -148,7 +148,7 @@ function slowCreate(
   return { finish: () => void outgoing.end(body.slice(half)), response };
 }
 
-describe('server start-up', { concurrency: true }, () => {
+describe('server start-up', { concurrency: 3 }, () => {
   it('prints the demo key once on an empty store; it works on the free plan; a second start prints none', async (t) => {
     const databaseUrl = storeUrl(t);
     const first = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_BOOTSTRAP: 'true' });
@@ -310,7 +310,11 @@ describe('server start-up', { concurrency: true }, () => {
   it('serves metrics on their own listener only, reports its port, and closes it on SIGTERM', async (t) => {
     const child = spawnServer(t, { DATABASE_URL: storeUrl(t), METRICS_PORT: '0' }, await freePort());
     await child.healthy();
-    const listening = logLines(child.stdout()).find((line) => line.msg.startsWith('Metrics listening at '));
+    // Log lines reach stdout within about a second (the logger buffers them).
+    const deadline = Date.now() + 3000;
+    const listeningLine = () => logLines(child.stdout()).find((line) => line.msg.startsWith('Metrics listening at '));
+    while (listeningLine() === undefined && Date.now() < deadline) await sleep(50);
+    const listening = listeningLine();
     assert.ok(listening, `the bound metrics address is logged: ${child.stdout()}`);
     const metricsUrl = listening.msg.slice('Metrics listening at '.length);
     assert.match(metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
