@@ -86,16 +86,34 @@ async function seed(databaseUrl: string): Promise<string> {
   }
 }
 
+/** What `npm start` runs after `node`, V8 settings included, so the soak measures the shipped process. */
+function startArguments(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [command, ...args] = scripts.start.split(/\s+/);
+  if (command !== 'node') throw new Error(`the start script is not 'node …': ${scripts.start}`);
+  return args;
+}
+
 function nodeOptions(): string {
   return process.env.SOAK_NODE_OPTIONS ?? '';
 }
 
-async function startChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+async function startChild(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; metricsUrl: string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, [join(ROOT, 'src', 'server.ts')], {
+  const metricsPort = port + 1;
+  const child = spawn(process.execPath, startArguments(), {
     cwd: ROOT,
-    // SOAK_NODE_OPTIONS measures a deployment's V8 settings (e.g. --max-semi-space-size); none by default.
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_OPTIONS: nodeOptions(), ...env },
+    // SOAK_NODE_OPTIONS adds V8 settings to try (e.g. --max-semi-space-size); none by default.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      NODE_OPTIONS: nodeOptions(),
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -107,7 +125,7 @@ async function startChild(env: Record<string, string>): Promise<{ child: ChildPr
       (response) => response.ok,
       () => false,
     );
-    if (ready) return { child, url };
+    if (ready) return { child, url, metricsUrl: `http://127.0.0.1:${metricsPort}` };
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server did not start (exit ${String(child.exitCode)}): ${stderr}`);
@@ -201,7 +219,6 @@ async function main(): Promise<number> {
     const started = await startChild({
       DATABASE_URL: databaseUrl,
       TRUST_PROXY: trustProxy,
-      METRICS_PORT: '0',
       LOG_LEVEL: 'warn',
       DEMO_BOOTSTRAP: 'false',
     });
@@ -226,7 +243,7 @@ async function main(): Promise<number> {
     await new Promise((resolve) => setTimeout(resolve, settings.settleSeconds * 1000));
     clearInterval(timer);
     sample();
-    log(`child after settling: ${await heapFigures(started.url)}`);
+    log(`child after settling: ${await heapFigures(started.metricsUrl)}`);
     return report(samples, statuses, settings, loadSeconds);
   } finally {
     if (child && child.exitCode === null) {
@@ -238,9 +255,9 @@ async function main(): Promise<number> {
   }
 }
 
-/** The child's own heap figures from /metrics, to tell live data from memory not yet returned. */
-async function heapFigures(url: string): Promise<string> {
-  const text = await fetch(`${url}/metrics`).then(
+/** The child's own heap figures from its operator listener, to tell live data from memory not yet returned. */
+async function heapFigures(metricsUrl: string): Promise<string> {
+  const text = await fetch(`${metricsUrl}/metrics`).then(
     (response) => response.text(),
     () => '',
   );

@@ -13,7 +13,7 @@ import { PetService } from './pets/pet-service.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
 import { MemoryLimiter } from './ratelimit/memory-limiter.ts';
 import { RateLimitPolicy } from './ratelimit/rate-limit-policy.ts';
-import { RedisLimiter } from './ratelimit/redis-limiter.ts';
+import type { RedisLimiter } from './ratelimit/redis-limiter.ts';
 import { openStore } from './storage/open-store.ts';
 import type { Store } from './storage/store.ts';
 
@@ -73,25 +73,11 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const accounts = new AccountService(store, clock);
   const redis =
-    config.redisUrl === undefined
-      ? undefined
-      : new RedisLimiter({
-          url: config.redisUrl,
-          keyPrefix: config.redisPrefix,
-          fallback: new MemoryLimiter({ now: () => clock.now() }),
-          onFallback: (error, notice) => {
-            metrics.limiterFallbacks.inc();
-            if (notice.log)
-              logger.warn(
-                { err: error.message, suppressed: notice.suppressed },
-                'Redis unreachable: rate limits are counted per instance',
-              );
-          },
-          onRecovered: () => logger.info('Redis reachable again: rate limits are shared'),
-        });
+    config.redisUrl === undefined ? undefined : await openRedisLimiter(config.redisUrl, config, clock, metrics, logger);
   const limiter: RateLimiter = redis ?? new MemoryLimiter({ now: () => clock.now() });
   const policy = new RateLimitPolicy(limiter, store.bans, clock, {
     anonymousPerMinute: config.anonLimitPerMinute,
+    usagePerMinute: config.usagePerMinute,
     ban: config.ban,
     onBan: (keyId) => keyVerifier.invalidateKey(keyId),
     onRefused: (reason) => metrics.rateLimited.inc({ reason }),
@@ -120,4 +106,29 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
       await store.close();
     },
   };
+}
+
+/** Loaded on use, like the PostgreSQL store: a single-machine setup (and every CLI command) never loads ioredis. */
+async function openRedisLimiter(
+  url: string,
+  config: Config,
+  clock: Clock,
+  metrics: Metrics,
+  logger: Logger,
+): Promise<RedisLimiter> {
+  const { RedisLimiter } = await import('./ratelimit/redis-limiter.ts');
+  return new RedisLimiter({
+    url,
+    keyPrefix: config.redisPrefix,
+    fallback: new MemoryLimiter({ now: () => clock.now() }),
+    onFallback: (error, notice) => {
+      metrics.limiterFallbacks.inc();
+      if (notice.log)
+        logger.warn(
+          { err: error.message, suppressed: notice.suppressed },
+          'Redis unreachable: rate limits are counted per instance',
+        );
+    },
+    onRecovered: () => logger.info('Redis reachable again: rate limits are shared'),
+  });
 }

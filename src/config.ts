@@ -78,6 +78,11 @@ export const EnvSchema = Type.Object({
     default: 60,
     description: 'Requests per minute per client address without a valid key.',
   }),
+  USAGE_PER_MINUTE: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description: 'Requests per minute per account to GET /v1/usage, counted apart from the plan.',
+  }),
   BAN_THRESHOLD: Type.Integer({
     minimum: 1,
     default: 10,
@@ -120,6 +125,7 @@ export interface Config {
   /** The operator listener for Prometheus; undefined when METRICS_PORT=off. */
   readonly metrics: { readonly port: number; readonly host: string } | undefined;
   readonly anonLimitPerMinute: number;
+  readonly usagePerMinute: number;
   readonly ban: { readonly threshold: number; readonly baseSeconds: number; readonly maxSeconds: number };
   readonly pgPoolSize: number;
   readonly storageTimeoutMs: number;
@@ -184,6 +190,7 @@ function freeze(env: Env): Config {
     trustProxy: trustedProxies(env.TRUST_PROXY),
     metrics: metricsListener(env),
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,
+    usagePerMinute: env.USAGE_PER_MINUTE,
     ban: Object.freeze({
       threshold: env.BAN_THRESHOLD,
       baseSeconds: env.BAN_BASE_SECONDS,

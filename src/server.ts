@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { DEMO_ACCOUNT } from './auth/account-service.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildServices, type Services } from './composition-root.ts';
 import { buildApp } from './http/build-app.ts';
@@ -66,7 +67,10 @@ async function listenForMetrics(services: Services): Promise<MetricsServer | und
 
 async function announceDemoKey(services: Services): Promise<void> {
   const demo = await services.accounts.bootstrapDemo();
-  if (!demo) return;
+  if (!demo) {
+    await hintKeyCreation(services);
+    return;
+  }
   process.stdout.write(
     [
       '',
@@ -77,6 +81,15 @@ async function announceDemoKey(services: Services): Promise<void> {
       `Try: curl -H "Authorization: Bearer ${demo.key}" ${exampleOrigin(services.config)}/v1/pets`,
       '',
     ].join('\n') + '\n',
+  );
+}
+
+/** The store already had accounts, so no key is shown: a newcomer still learns how to get one. */
+async function hintKeyCreation(services: Services): Promise<void> {
+  const account = (await services.accounts.findAccount(DEMO_ACCOUNT)) ? DEMO_ACCOUNT : 'NAME';
+  process.stdout.write(
+    'No new API key printed (the store already has accounts); create one with: ' +
+      `npm run -s petstore -- key create --account ${account}\n`,
   );
 }
 

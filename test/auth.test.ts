@@ -180,7 +180,7 @@ describeEachBackend('authentication', (backend) => {
     }
   });
 
-  it('serves an OpenAPI 3.1 document of the three operations, bearer security and the Error shape', async () => {
+  it('serves an OpenAPI 3.1 document of the operations, bearer security and the Error shape', async () => {
     const response = await fetch(`${app.url}/v1/openapi.json`);
     const document = (await response.json()) as {
       openapi: string;
@@ -206,6 +206,7 @@ describeEachBackend('authentication', (backend) => {
       ['/pets', 'get', 'listPets', ['200', '400', '401', '429']],
       ['/pets', 'post', 'createPet', ['201', '400', '401', '413', '415', '422', '429']],
       ['/pets/{petId}', 'get', 'getPet', ['200', '400', '401', '404', '410', '429']],
+      ['/usage', 'get', 'getUsage', ['200', '401', '405', '429', '503']],
     ];
     for (const [path, method, operationId, statuses] of expected) {
       const operation = document.paths[path]?.[method];
@@ -216,7 +217,11 @@ describeEachBackend('authentication', (backend) => {
     assert.deepEqual(document.components.schemas['Error']?.required?.slice().sort(), ['code', 'message', 'status']);
     assert.deepEqual(document.components.schemas['Pet']?.required?.slice().sort(), ['categoryId', 'id', 'name']);
     assert.deepEqual(document.components.schemas['NewPet']?.required?.slice().sort(), ['categoryId', 'name']);
-    assert.deepEqual(Object.keys(document.paths).sort(), ['/pets', '/pets/{petId}'], 'nothing else is part of v1');
+    assert.deepEqual(
+      Object.keys(document.paths).sort(),
+      ['/pets', '/pets/{petId}', '/usage'],
+      'nothing else is part of v1',
+    );
   });
 
   it('serves the /docs page assets without a key and without the internet', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { redisBackend } from './support/redis-backend.ts';
 import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
 
 /**
@@ -12,7 +13,7 @@ import { freePort, startServerProcess, type ServerProcess } from './support/serv
  * operator runs it: `node src/cli/main.ts …` as a child process from the checkout, configured by
  * the environment alone. Every test works on its own SQLite store in a temporary directory.
  * Exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration; every failure is
- * one line on stderr starting with `petstore:` and nothing on stdout.
+ * one line on stderr and nothing on stdout: `petstore: …`, or `{"error": {code, message}}` with --json.
  */
 
 const ROOT = join(import.meta.dirname, '..');
@@ -31,10 +32,31 @@ interface CliResult {
 interface AccountJson {
   readonly name: string;
   readonly plan: string;
-  readonly perMinute: number | null;
-  readonly perDay: number | null;
+  readonly perMinute: number;
+  readonly perDay: number;
   readonly createdAt: string;
 }
+
+interface WindowJson {
+  readonly name: string;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetAt: string;
+}
+
+interface AccountShowJson extends AccountJson {
+  readonly keys: number;
+  readonly activeKeys: number;
+  readonly windows: WindowJson[] | null;
+  readonly windowsNote: string | null;
+}
+
+/** The plans' limits, as documented: per minute and per day. */
+const PLAN_LIMITS: Record<string, { perMinute: number; perDay: number }> = {
+  free: { perMinute: 60, perDay: 1000 },
+  pro: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1000, perDay: 100_000 },
+};
 
 interface KeyJson {
   readonly id: string;
@@ -124,16 +146,30 @@ function assertOk(result: CliResult): void {
   assert.equal(result.stderr, '', `nothing on stderr when it works\n${shown(result)}`);
 }
 
-/** Exit status `status`, one line on stderr starting with `petstore:`, nothing on stdout. */
-function assertFails(result: CliResult, status: 1 | 2, mention?: RegExp): void {
+/**
+ * Exit status `status`, nothing on stdout, one line on stderr: starting with `petstore:`, or with
+ * --json the object `{"error": {code, message}}`. Returns the JSON error's code ('' without --json).
+ */
+function assertFails(result: CliResult, status: 1 | 2, mention?: RegExp): string {
   assert.equal(result.status, status, shown(result));
   assert.equal(result.stdout, '', `a failure prints nothing on stdout\n${shown(result)}`);
-  assert.match(
-    result.stderr,
-    /^petstore: [^\n]+\n$/,
-    `a failure is one line on stderr starting with "petstore:"\n${shown(result)}`,
-  );
-  if (mention) assert.match(result.stderr, mention, shown(result));
+  if (!result.args.includes('--json')) {
+    assert.match(
+      result.stderr,
+      /^petstore: [^\n]+\n$/,
+      `a failure is one line on stderr starting with "petstore:"\n${shown(result)}`,
+    );
+    if (mention) assert.match(result.stderr, mention, shown(result));
+    return '';
+  }
+  assert.match(result.stderr, /^[^\n]+\n$/, `with --json a failure is one line on stderr\n${shown(result)}`);
+  const body = JSON.parse(result.stderr) as { error: { code: string; message: string } };
+  assert.deepEqual(Object.keys(body), ['error'], shown(result));
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message'], shown(result));
+  assert.match(body.error.code, /^[a-z_]+$/, shown(result));
+  assert.ok(body.error.message.length > 0, shown(result));
+  if (mention) assert.match(body.error.message, mention, shown(result));
+  return body.error.code;
 }
 
 /** Stdout as exactly one line of valid JSON. */
@@ -174,16 +210,42 @@ function tableOf(result: CliResult): Record<string, string>[] {
   });
 }
 
+/** The account's fields, with its effective limits: the plan's unless given (enterprise). */
 function assertAccount(
   account: AccountJson,
   expected: { name: string; plan: string; perMinute?: number; perDay?: number },
+  fields = ['createdAt', 'name', 'perDay', 'perMinute', 'plan'],
 ): void {
-  assert.deepEqual(Object.keys(account).sort(), ['createdAt', 'name', 'perDay', 'perMinute', 'plan']);
+  assert.deepEqual(Object.keys(account).sort(), fields);
   assert.equal(account.name, expected.name);
   assert.equal(account.plan, expected.plan);
-  assert.equal(account.perMinute, expected.perMinute ?? null);
-  assert.equal(account.perDay, expected.perDay ?? null);
+  assert.equal(account.perMinute, expected.perMinute ?? PLAN_LIMITS[expected.plan]?.perMinute);
+  assert.equal(account.perDay, expected.perDay ?? PLAN_LIMITS[expected.plan]?.perDay);
   assert.match(account.createdAt, ISO);
+}
+
+const SHOW_FIELDS = [
+  'activeKeys',
+  'createdAt',
+  'keys',
+  'name',
+  'perDay',
+  'perMinute',
+  'plan',
+  'windows',
+  'windowsNote',
+];
+
+/** `account show` as text: `label: value` lines. */
+function fieldsOf(result: CliResult): Map<string, string> {
+  assertOk(result);
+  return new Map(
+    linesOf(result).map((line) => {
+      const match = /^([a-z ]+):\s+(.*)$/.exec(line);
+      assert.ok(match, `a "label: value" line: ${JSON.stringify(line)}\n${shown(result)}`);
+      return [match[1] as string, match[2] as string];
+    }),
+  );
 }
 
 function assertKeyShape(key: KeyJson): void {
@@ -233,8 +295,52 @@ async function keyOf(box: Sandbox, account: string, id: string): Promise<KeyJson
   return key;
 }
 
+/** The `"minute";r=57;t=42, "day";r=997;t=51000` field of a response: remaining per window. */
+function remainingOf(headers: Headers): Record<string, number> {
+  const field = headers.get('ratelimit') ?? '';
+  return Object.fromEntries([...field.matchAll(/"(\w+)";r=(\d+)/g)].map((match) => [match[1], Number(match[2])]));
+}
+
+const redis = await redisBackend();
+
 // Independent groups run side by side: the server groups mostly wait, the command group mostly computes.
 describe('petstore CLI', { concurrency: true }, () => {
+  after(() => redis.cleanup());
+
+  describe('account show with REDIS_URL', { skip: redis.skip }, () => {
+    it('shows the windows a server counted in Redis, and counts nothing itself', async (t) => {
+      const box = sandbox(t);
+      const env = { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() };
+      const { key } = await accountWithKey(box, 'shared');
+      const server = await startServerProcess({ DATABASE_URL: box.databaseUrl, ...env });
+      t.after(() => server.kill('SIGKILL'));
+      let last = await getPets(server, key);
+      for (let call = 1; call < 3; call += 1) last = await getPets(server, key);
+      assert.equal(last.status, 200, last.body);
+      const shownJson = jsonOf<AccountShowJson>(
+        await box.cliWith(env, 'account', 'show', '--name', 'shared', '--json'),
+      );
+      assert.equal(shownJson.windowsNote, null);
+      assert.deepEqual(
+        shownJson.windows?.map((window) => window.name),
+        ['minute', 'day'],
+      );
+      const [minute, day] = shownJson.windows as [WindowJson, WindowJson];
+      assert.equal(day.limit, 1000);
+      assert.equal(day.remaining, remainingOf(last.headers).day, 'the day window as the server counted it');
+      assert.equal(Date.parse(day.resetAt) % 86_400_000, 0, 'the day resets at UTC midnight');
+      assert.equal(minute.limit, 60);
+      // The minute may have turned between the last request and the CLI: then it starts afresh.
+      const sameMinute = Date.parse(minute.resetAt) / 1000 === Number(last.headers.get('x-ratelimit-reset'));
+      assert.equal(minute.remaining, sameMinute ? remainingOf(last.headers).minute : 60);
+      const text = fieldsOf(await box.cliWith(env, 'account', 'show', '--name', 'shared'));
+      assert.match(text.get('day window') ?? '', new RegExp(`^${day.remaining} of 1000 left, resets `));
+      const next = await getPets(server, key);
+      assert.equal(remainingOf(next.headers).day, day.remaining - 1, 'account show counted no request');
+      await server.kill('SIGTERM');
+    });
+  });
+
   describe('with a running server on the same store', { concurrency: true }, () => {
     const box = createSandbox();
     let server: ServerProcess;
@@ -395,9 +501,14 @@ describe('petstore CLI', { concurrency: true }, () => {
   });
 
   describe('commands on their own store', { concurrency: 4 }, () => {
-    it('prints the usage and exits 0 without arguments or with --help, without touching the store', async (t) => {
+    it('prints the usage on stdout with exit 0 for --help, -h and help, without touching the store', async (t) => {
       const box = sandbox(t);
-      const results = await Promise.all([box.cli(), box.cli('--help'), box.cli('key', 'create', '--help')]);
+      const results = await Promise.all([
+        box.cli('--help'),
+        box.cli('-h'),
+        box.cli('help'),
+        box.cli('key', 'create', '--help'),
+      ]);
       for (const result of results) {
         assertOk(result);
         assert.match(result.stdout, /^usage: petstore /, shown(result));
@@ -407,6 +518,7 @@ describe('petstore CLI', { concurrency: true }, () => {
           'account create',
           'account set-plan',
           'account list',
+          'account show',
           'key create',
           'key list',
           'key revoke',
@@ -416,6 +528,17 @@ describe('petstore CLI', { concurrency: true }, () => {
         }
       }
       assert.equal(existsSync(box.databasePath), false, 'printing the usage does not create a store');
+    });
+
+    it('without a command: the usage on stderr and exit 2; with --json a JSON error', async (t) => {
+      const box = sandbox(t);
+      const [bare, json] = await Promise.all([box.cli(), box.cli('--json')]);
+      assert.equal(bare.status, 2, shown(bare));
+      assert.equal(bare.stdout, '', shown(bare));
+      assert.match(bare.stderr, /^usage: petstore /, shown(bare));
+      assert.ok(bare.stderr.includes('account show'), shown(bare));
+      assert.equal(assertFails(json, 2, /command/), 'no_command');
+      assert.equal(existsSync(box.databasePath), false, 'a missing command does not create a store');
     });
 
     it('migrate applies every migration to a fresh store, then none; --json prints {applied}', async (t) => {
@@ -445,7 +568,7 @@ describe('petstore CLI', { concurrency: true }, () => {
       const [row] = tableOf(human);
       assert.deepEqual(
         { ...row, CREATED: '' },
-        { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '-', 'PER-DAY': '-', CREATED: '' },
+        { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '300', 'PER-DAY': '10000', CREATED: '' },
       );
       assert.match(row?.CREATED ?? '', ISO);
       const created = (
@@ -489,12 +612,23 @@ describe('petstore CLI', { concurrency: true }, () => {
         ),
       );
       assertAccount(big, { name: 'big', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 });
-      const [onlyMinute, neither] = await box.each(
+      const [onlyMinute, neither, text, json] = await box.each(
         ['account', 'create', '--name', 'e1', '--plan', 'enterprise', '--per-minute', '100'],
         ['account', 'create', '--name', 'e2', '--plan', 'enterprise', '--json'],
+        ['account', 'show', '--name', 'big'],
+        ['account', 'show', '--name', 'big', '--json'],
       );
       for (const result of [onlyMinute, neither])
         assertFails(result as CliResult, 2, /per-minute.*per-day|per-day.*per-minute/);
+      const shownText = fieldsOf(text as CliResult);
+      assert.equal(shownText.get('plan'), 'enterprise');
+      assert.equal(shownText.get('per minute'), "5000 (the account's own)");
+      assert.equal(shownText.get('per day'), "2000000 (the account's own)");
+      assert.equal(shownText.get('keys'), '0 (0 active)');
+      const shownJson = jsonOf<AccountShowJson>(json as CliResult);
+      assertAccount(shownJson, { name: 'big', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 }, SHOW_FIELDS);
+      assert.equal(shownJson.keys, 0);
+      assert.equal(shownJson.activeKeys, 0);
     });
 
     it('account create refuses bad arguments with exit 2 and one line, and creates nothing', async (t) => {
@@ -511,6 +645,7 @@ describe('petstore CLI', { concurrency: true }, () => {
       ];
       const results = await box.each(...cases.map(([args]) => ['account', 'create', ...args]));
       results.forEach((result, index) => assertFails(result, 2, cases[index]?.[1]));
+      assert.equal(assertFails(results[1] as CliResult, 2), 'invalid_arguments', 'the code of bad arguments');
       assert.deepEqual(jsonOf(await box.cli('account', 'list', '--json')), []);
     });
 
@@ -518,6 +653,8 @@ describe('petstore CLI', { concurrency: true }, () => {
       const box = sandbox(t);
       assertOk(await box.cli('account', 'create', '--name', 'acme', '--plan', 'free'));
       assertFails(await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro'), 1, /acme/);
+      const taken = await box.cli('account', 'create', '--name', 'acme', '--plan', 'pro', '--json');
+      assert.equal(assertFails(taken, 1, /acme/), 'conflict');
       const listed = jsonOf<AccountJson[]>(await box.cli('account', 'list', '--json'));
       assert.equal(listed.length, 1);
       assertAccount(listed[0] as AccountJson, { name: 'acme', plan: 'free' });
@@ -596,7 +733,7 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.deepEqual(
         rows.sort((a, b) => (a.NAME ?? '').localeCompare(b.NAME ?? '')),
         [
-          { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '-', 'PER-DAY': '-', CREATED: 'iso' },
+          { NAME: 'acme', PLAN: 'pro', 'PER-MINUTE': '300', 'PER-DAY': '10000', CREATED: 'iso' },
           { NAME: 'big', PLAN: 'enterprise', 'PER-MINUTE': '5000', 'PER-DAY': '2000000', CREATED: 'iso' },
         ],
       );
@@ -732,6 +869,25 @@ describe('petstore CLI', { concurrency: true }, () => {
         revokedAt >= before - 1000 && revokedAt <= Date.now(),
         `revokedAt is the time of revocation, got ${String(listed.get(revoked.id)?.revokedAt)}`,
       );
+
+      const [shownText, shownJson] = await box.each(
+        ['account', 'show', '--name', 'acme'],
+        ['account', 'show', '--name', 'acme', '--json'],
+      );
+      const fields = fieldsOf(shownText as CliResult);
+      assert.equal(fields.get('name'), 'acme');
+      assert.equal(fields.get('plan'), 'free');
+      assert.match(fields.get('created') ?? '', ISO);
+      assert.equal(fields.get('per minute'), "60 (the free plan's)");
+      assert.equal(fields.get('per day'), "1000 (the free plan's)");
+      assert.equal(fields.get('keys'), '3 (2 active)', 'account show counts the keys; the revoked one is not active');
+      assert.match(fields.get('windows') ?? '', /REDIS_URL/, 'without Redis it says why it shows no counts');
+      const account = jsonOf<AccountShowJson>(shownJson as CliResult);
+      assertAccount(account, { name: 'acme', plan: 'free' }, SHOW_FIELDS);
+      assert.equal(account.keys, 3);
+      assert.equal(account.activeKeys, 2);
+      assert.equal(account.windows, null, 'no invented counts without Redis');
+      assert.match(account.windowsNote ?? '', /REDIS_URL/);
     });
 
     it('key revoke and ban lift of an unknown id exit 1; key list of an unknown account exits 1', async (t) => {
@@ -741,15 +897,18 @@ describe('petstore CLI', { concurrency: true }, () => {
         ['ban', 'lift', '--id', 'key_doesnotexist'],
         ['key', 'list', '--account', 'nobody'],
       );
-      assertFails(results[0] as CliResult, 1, /key_doesnotexist/);
+      assert.equal(assertFails(results[0] as CliResult, 1, /key_doesnotexist/), 'not_found');
       assertFails(results[1] as CliResult, 1, /key_doesnotexist/);
       assertFails(results[2] as CliResult, 1, /nobody/);
     });
 
     it('refuses unknown commands, unknown flags, missing flags and extra arguments with exit 2', async (t) => {
       const box = sandbox(t);
-      const cases: Array<[args: string[], mention: RegExp]> = [
+      const cases: Array<[args: string[], mention: RegExp, code?: string]> = [
         [['bogus'], /bogus/],
+        [['bogus', '--json'], /bogus/, 'unknown_command'],
+        [['account', 'show', '--json'], /--name/, 'invalid_arguments'],
+        [['account', 'list', '--bogus', '--json'], /bogus/, 'invalid_arguments'],
         [['account', 'delete', '--name', 'acme'], /account delete/],
         [['account', 'list', '--bogus'], /bogus/],
         [['migrate', '--plan', 'free'], /--plan/],
@@ -762,7 +921,11 @@ describe('petstore CLI', { concurrency: true }, () => {
         [['key', 'create', '--account', 'acme', 'extra'], /extra/],
       ];
       const results = await Promise.all(cases.map(([args]) => box.cli(...args)));
-      results.forEach((result, index) => assertFails(result, 2, cases[index]?.[1]));
+      results.forEach((result, index) => {
+        const [, mention, code] = cases[index] as (typeof cases)[number];
+        const reported = assertFails(result, 2, mention);
+        if (code !== undefined) assert.equal(reported, code, shown(result));
+      });
       assert.equal(existsSync(box.databasePath), false, 'bad arguments are refused before the store is opened');
     });
 
@@ -774,6 +937,7 @@ describe('petstore CLI', { concurrency: true }, () => {
         box.cliWith({ LOG_LEVEL: 'loud' }, 'account', 'list'),
       ]);
       for (const result of results.slice(0, 2)) assertFails(result as CliResult, 2, /DATABASE_URL/);
+      assert.equal(assertFails(results[1] as CliResult, 2), 'invalid_config');
       assertFails(results[2] as CliResult, 2, /LOG_LEVEL/);
       assert.equal(existsSync(box.databasePath), false, 'nothing is created with a bad configuration');
     });

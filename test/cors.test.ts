@@ -20,6 +20,7 @@ const EXPOSED = [
   'Link',
   'Deprecation',
   'Sunset',
+  'X-Request-Id',
 ];
 const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'];
 
@@ -150,7 +151,7 @@ describe('CORS with CORS_ORIGINS', () => {
     assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN);
   });
 
-  it('lets the browser read the rate-limit, Link, Deprecation and Sunset headers of an actual request', async () => {
+  it('lets the browser read the rate-limit, Link, Deprecation, Sunset and request id of a request', async () => {
     const key = await newKey();
     for (const path of ['/v1/pets?limit=1', `/v1/pets/${petId}`]) {
       const answer = await request(app, path, { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });

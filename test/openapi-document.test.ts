@@ -20,6 +20,7 @@ const OPERATIONS = [
   ['/pets', 'get', 'listPets'],
   ['/pets', 'post', 'createPet'],
   ['/pets/{petId}', 'get', 'getPet'],
+  ['/usage', 'get', 'getUsage'],
 ] as const;
 
 const SHARED_HEADERS = [
@@ -36,6 +37,8 @@ const SHARED_HEADERS = [
   'Sunset',
   'Idempotent-Replayed',
   'Allow',
+  'X-Request-Id',
+  'Cache-Control',
 ];
 
 function isJson(value: unknown): value is Json {
@@ -150,7 +153,7 @@ describe('The OpenAPI document', () => {
 
   it('has the server URL ending in /v1 and paths relative to it', () => {
     assert.deepEqual(document['servers'], [{ url: '/v1' }]);
-    assert.deepEqual(Object.keys(child(document, 'paths')).sort(), ['/pets', '/pets/{petId}']);
+    assert.deepEqual(Object.keys(child(document, 'paths')).sort(), ['/pets', '/pets/{petId}', '/usage']);
     for (const [path, method, operationId] of OPERATIONS) {
       assert.equal(operation(document, path, method)['operationId'], operationId);
     }
@@ -164,7 +167,7 @@ describe('The OpenAPI document', () => {
     try {
       const served = await fetchDocument(behindProxy);
       assert.deepEqual(served['servers'], [{ url: 'https://pets.example.com/store/v1' }]);
-      assert.deepEqual(Object.keys(child(served, 'paths')).sort(), ['/pets', '/pets/{petId}']);
+      assert.deepEqual(Object.keys(child(served, 'paths')).sort(), ['/pets', '/pets/{petId}', '/usage']);
     } finally {
       await behindProxy.close();
     }
@@ -227,7 +230,8 @@ describe('The OpenAPI document', () => {
             `${method} ${path} ${status}: ${name} refers to its component`,
           );
         }
-        for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy']) {
+        const everywhere = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy'];
+        for (const name of [...everywhere, 'X-Request-Id', 'Cache-Control']) {
           assert.ok(name in headers, `${method} ${path} ${status} carries ${name}`);
         }
         const specific: Record<string, string> = { '401': 'WWW-Authenticate', '405': 'Allow', '429': 'Retry-After' };
@@ -286,6 +290,7 @@ describe('The OpenAPI document', () => {
       '#/components/schemas/Error',
       '#/components/schemas/Pet',
       '#/components/schemas/Pets',
+      '#/components/schemas/Usage',
     ]);
     const listExample = child(operation(document, '/pets', 'get'), 'responses', '200', 'content', 'application/json');
     assert.ok(Array.isArray(listExample['example']) && listExample['example'].length > 1, 'a page of several pets');

@@ -187,6 +187,11 @@ describe('server start-up', { concurrency: 3 }, () => {
       `no key is printed on a store that has accounts: ${second.output()}`,
     );
     assert.doesNotMatch(second.output(), /curl/);
+    assert.match(
+      second.output(),
+      /no new API key printed.*npm run -s petstore -- key create --account demo\n/i,
+      `a start without a new key says how to create one: ${second.output()}`,
+    );
   });
 
   it('the demo key belongs to the account "demo" on the free plan', async (t) => {
@@ -220,6 +225,7 @@ describe('server start-up', { concurrency: 3 }, () => {
     const server = await startServerProcess({ DATABASE_URL: storeUrl(t), DEMO_BOOTSTRAP: 'false' });
     await server.kill('SIGTERM');
     assert.deepEqual(distinctKeys(server.output()), []);
+    assert.doesNotMatch(server.output(), /key create/, 'without the demo bootstrap, no hint either');
   });
 
   for (const [name, value] of [

@@ -15,6 +15,14 @@ export interface CreatedKey {
   readonly record: ApiKeyRecord;
 }
 
+/** One account as `account show` presents it. */
+export interface AccountSummary {
+  readonly account: AccountRecord;
+  readonly keys: number;
+  /** Keys neither revoked nor expired (a banned key still counts: its ban ends). */
+  readonly activeKeys: number;
+}
+
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const DEMO_ACCOUNT = 'demo';
 
@@ -48,6 +56,18 @@ export class AccountService {
 
   listAccounts(): Promise<AccountRecord[]> {
     return this.store.accounts.list();
+  }
+
+  findAccount(name: string): Promise<AccountRecord | undefined> {
+    return this.store.accounts.findByName(name);
+  }
+
+  async describeAccount(name: string): Promise<AccountSummary> {
+    const account = await this.requireAccount(name);
+    const keys = await this.store.keys.listForAccount(account.id);
+    const now = this.clock.now();
+    const active = keys.filter((key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now));
+    return { account, keys: keys.length, activeKeys: active.length };
   }
 
   async createKey(accountName: string, expiresInMs?: number): Promise<CreatedKey> {

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import { METHODS } from 'node:http';
 import type { Socket } from 'node:net';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
@@ -26,6 +27,16 @@ import { createValidatorCompiler } from './validation.ts';
 import { serveDocsIndexInPlaceOfRedirect } from './docs-index.ts';
 import { installProtocolEdges } from './protocol-edges.ts';
 import { excerpt, quoted } from './quote.ts';
+import { NO_STORE, PUBLIC_DOCUMENT } from './cache-control.ts';
+import { requestIdOf } from './request-id.ts';
+import { registerUsageRoutes, UsageSchema } from './usage-routes.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A public document: its successful answers may be cached briefly (PUBLIC_DOCUMENT). */
+    cacheable?: boolean;
+  }
+}
 
 export interface AppDependencies {
   readonly config: Config;
@@ -40,7 +51,7 @@ export interface AppDependencies {
   readonly logger: FastifyBaseLogger;
 }
 
-/** What browsers may read from responses when CORS is on: rate limits, Retry-After, Link, deprecation. */
+/** What browsers may read from responses when CORS is on: rate limits, Retry-After, Link, deprecation, request id. */
 const EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
@@ -53,12 +64,14 @@ const EXPOSED_HEADERS = [
   'Deprecation',
   'Sunset',
   'Idempotent-Replayed',
+  'X-Request-Id',
 ];
 
 /** Paths of v1 and the methods each answers; any other method gets 405 with Allow. */
 const KNOWN_PATHS: Record<string, string[]> = {
   '/v1/pets': ['GET', 'HEAD', 'POST'],
   '/v1/pets/:petId': ['GET', 'HEAD'],
+  '/v1/usage': ['GET', 'HEAD'],
 };
 /** How often Node looks for requests past their timeout; also how late it may notice. */
 const CONNECTIONS_CHECK_MS = 1000;
@@ -70,8 +83,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const { config } = deps;
   const app = Fastify({
     loggerInstance: deps.logger,
-    // One access-log line per request, written in onResponse, instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
+    // request.id is the client's X-Request-Id when fit, else a new UUID. Read by requestIdOf alone,
+    // which also vets the client's value, not by Fastify's requestIdHeader, which takes any value.
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    // One access-log line per request, written in onResponse, instead of Fastify's two; every line
+    // of a request carries its id as `reqId`.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Slow or silent clients are cut off by Node's own sweep (408, then close) once their headers
     // or whole request take longer than this. Not Fastify's connectionTimeout: a per-socket idle
@@ -87,6 +105,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clientErrorHandler: answerMalformedRequest,
     // URL errors found while routing, before any hook runs.
     frameworkErrors: (error, request, reply) => {
+      // Answered before any hook, so the first hook's headers are set here.
+      reply.header('x-request-id', request.id).header('cache-control', NO_STORE);
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
         return sendError(reply, 'invalid_path', 'a path segment is too long');
       if (error.code === 'FST_ERR_BAD_URL')
@@ -96,12 +116,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
 
   app.decorateRequest('principal', undefined);
-  refuseWhileClosing(app);
+  app.decorateRequest('standing', undefined);
+  installFirstHook(app);
   installProtocolEdges(app);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
   // Handlers send pre-serialised strings; response schemas exist for the document and its test.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   for (const schema of sharedSchemas) app.addSchema(schema);
+  app.addSchema(UsageSchema);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -128,7 +150,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     });
   }
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
+    if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true, cacheable: true };
+    if (route.config?.cacheable !== true) return;
+    const hooks = route.onSend;
+    if (hooks === undefined) route.onSend = allowBriefCaching;
+    else route.onSend = Array.isArray(hooks) ? [...hooks, allowBriefCaching] : [hooks, allowBriefCaching];
   });
   app.addHook('onRequest', authenticationHook(deps.keyVerifier, deps.limits ?? refuseUnauthenticated));
   app.addHook('onResponse', async (request, reply) => {
@@ -152,25 +178,37 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerOpenApiDocumentRoute(app);
   registerOpsRoutes(app, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
   registerPetRoutes(app, { pets: deps.pets, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
+  registerUsageRoutes(app);
   registerMethodNotAllowed(app);
   await app.ready();
   return app;
 }
 
 /**
- * Once shutdown begins, requests still arriving on open connections (pipelined or kept alive) get
- * 503 and the connection closes, so clients retry on another instance; in-flight requests finish.
+ * The first onRequest hook, run for every routed request (404s included): it stamps the request id
+ * and the caching policy on the response before any later step can answer, and once shutdown
+ * begins, requests still arriving on open connections (pipelined or kept alive) get 503 and the
+ * connection closes, so clients retry on another instance; in-flight requests finish. One hook for
+ * all of it: each hook costs time on the cached GET path, which is measured.
  */
-function refuseWhileClosing(app: FastifyInstance): void {
+function installFirstHook(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // Public documents are upgraded to PUBLIC_DOCUMENT once they succeed (allowBriefCaching).
+    reply.header('x-request-id', request.id).header('cache-control', NO_STORE);
     if (!closing) return;
     reply.header('connection', 'close');
     sendError(reply, 'service_unavailable', 'the service is shutting down; retry the request');
   });
+}
+
+/** Public documents, and only their successful answers, may be cached briefly; @fastify/static says max-age=0. */
+async function allowBriefCaching(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (reply.statusCode < 400) reply.header('cache-control', PUBLIC_DOCUMENT);
+  return payload;
 }
 
 function registerMethodNotAllowed(app: FastifyInstance): void {
@@ -208,8 +246,10 @@ function answerMalformedRequest(error: Error & { code?: string }, socket: Socket
   if (!socket.writable) return;
   const { code, reason, message } = clientErrorAnswer(error.code);
   const body = errorJson(code, message);
+  // No request was parsed, so no client id can be known: a new one, as on every other answer.
   socket.end(
     `HTTP/1.1 ${STATUS_OF[code]} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `X-Request-Id: ${randomUUID()}\r\nCache-Control: ${NO_STORE}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -1,9 +1,24 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateLimitPolicy, LimitVerdict } from '../ratelimit/rate-limit-policy.ts';
+import type { RateLimitPolicy, Refusal, Standing } from '../ratelimit/rate-limit-policy.ts';
+import type { RateLimitFields } from '../ratelimit/rate-limit-headers.ts';
 import type { AfterAuthentication } from './auth-hook.ts';
 import type { ClientAddressOf } from './client-address.ts';
 import { sendUnauthorized } from './auth-hook.ts';
 import { sendError } from './error-body.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the limits step on routes that report the account's standing (GET /v1/usage). */
+    standing: Standing | undefined;
+  }
+  interface FastifyContextConfig {
+    /**
+     * Not counted in the account's windows: the route has a small per-account limit of its own and
+     * reports the account's standing (request.standing), even to a banned key.
+     */
+    reportsStanding?: boolean;
+  }
+}
 
 /**
  * onRequest step 2, after the key verdict: count the request against its account (valid key) or
@@ -14,10 +29,17 @@ export function limitsStep(policy: RateLimitPolicy, clientAddressOf: ClientAddre
   const addressOf = (request: FastifyRequest): string =>
     clientAddressOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
   const step: AfterAuthentication = async (request, reply, verification) => {
+    if (verification.ok && request.routeOptions.config.reportsStanding === true) {
+      const usage = await policy.forUsage(verification.principal);
+      applyFields(reply, usage.fields);
+      if (usage.kind === 'allow') request.standing = usage.standing;
+      else sendRefusal(reply, usage);
+      return;
+    }
     const verdict = verification.ok
       ? await policy.forKey(verification.principal)
       : await policy.forAddress(addressOf(request));
-    applyFields(reply, verdict);
+    applyFields(reply, verdict.fields);
     if (verdict.kind !== 'allow') {
       sendRefusal(reply, verdict);
     } else if (!verification.ok) {
@@ -29,20 +51,19 @@ export function limitsStep(policy: RateLimitPolicy, clientAddressOf: ClientAddre
   const beforeLookup = async (request: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
     const refusal = await policy.refusalForAddress(addressOf(request));
     if (refusal === undefined || refusal.kind === 'allow') return false;
-    applyFields(reply, refusal);
+    applyFields(reply, refusal.fields);
     sendRefusal(reply, refusal);
     return true;
   };
   return Object.assign(step, { beforeLookup });
 }
 
-function sendRefusal(reply: FastifyReply, verdict: Exclude<LimitVerdict, { kind: 'allow' }>): void {
+function sendRefusal(reply: FastifyReply, verdict: Refusal): void {
   reply.header('retry-after', String(verdict.retryAfterSeconds));
   sendError(reply, verdict.kind, verdict.message);
 }
 
-function applyFields(reply: FastifyReply, verdict: LimitVerdict): void {
-  const fields = verdict.fields;
+function applyFields(reply: FastifyReply, fields: RateLimitFields): void {
   reply.header('x-ratelimit-limit', fields['x-ratelimit-limit']);
   reply.header('x-ratelimit-remaining', fields['x-ratelimit-remaining']);
   reply.header('x-ratelimit-reset', fields['x-ratelimit-reset']);

@@ -7,7 +7,13 @@ export const HEADER_COMPONENTS_PATH = '#/components/headers/';
 
 interface HeaderComponent {
   readonly description: string;
-  readonly schema: { type: 'integer' | 'string'; minimum?: number; format?: string; enum?: string[] };
+  readonly schema: {
+    type: 'integer' | 'string';
+    minimum?: number;
+    format?: string;
+    enum?: string[];
+    pattern?: string;
+  };
 }
 
 /** The response headers of the interface, written once as `components.headers`. */
@@ -49,6 +55,18 @@ export const HEADER_COMPONENTS = {
     schema: { type: 'string', enum: ['true'] },
   },
   Allow: { description: 'The methods the path accepts.', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description:
+      "The request's id: the client's own `X-Request-Id` when it is 1 to 128 visible ASCII characters " +
+      '(sent once), otherwise a new one. The service logs it with the request; quote it when reporting a problem.',
+    schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
+  },
+  'Cache-Control': {
+    description:
+      '`no-store` on every response of the API (errors included): answers to a key are never stored by any ' +
+      'cache. The public documents (`/openapi.json`, `/docs`) are `public, max-age=300`.',
+    schema: { type: 'string' },
+  },
 } satisfies Record<string, HeaderComponent>;
 
 export type SharedHeader = keyof typeof HEADER_COMPONENTS;
@@ -61,6 +79,9 @@ export const RATE_LIMIT_HEADERS = [
   'RateLimit-Policy',
   'RateLimit',
 ] as const satisfies readonly SharedHeader[];
+
+/** Sent on every response, whoever asks. */
+export const RESPONSE_HEADERS = ['X-Request-Id', 'Cache-Control'] as const satisfies readonly SharedHeader[];
 
 /** A header of one response: the shared component, with a description for this response if given. */
 export type HeaderUse = SharedHeader | readonly [SharedHeader, string];
@@ -184,7 +205,7 @@ export function errorResponses(...statuses: readonly ErrorStatus[]): Record<numb
     const examples = Object.fromEntries(spec.codes.map((code) => [code, { value: errorExample(code) }]));
     responses[status] = {
       description: spec.description,
-      headers: headerRefs(...RATE_LIMIT_HEADERS, ...(spec.headers ?? [])),
+      headers: headerRefs(...RATE_LIMIT_HEADERS, ...RESPONSE_HEADERS, ...(spec.headers ?? [])),
       content: { 'application/json': { schema: ErrorRef, examples } },
     };
   }

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { HTTP_ERROR_CODES } from '../errors.ts';
+import { registerDocsPage } from './docs-page.ts';
 import { HEADER_COMPONENTS, HEADER_COMPONENTS_PATH, REQUEST_BODY_EXAMPLES } from './openapi-responses.ts';
 
 const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
@@ -20,6 +20,13 @@ The pet store API, version 1. Every operation needs \`Authorization: Bearer <API
 \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the most constraining window, and
 \`RateLimit-Policy\` / \`RateLimit\` for both. Over a limit the answer is 429 with \`Retry-After\` in seconds.
 
+**Usage:** \`GET /usage\` shows the account's windows and the key's state without spending quota; it has a small
+limit of its own and answers even while the key is banned.
+
+**Request ids and caching:** every response carries \`X-Request-Id\` (the client's own when it is 1 to 128 visible
+ASCII characters, otherwise a new one) and \`Cache-Control\` (\`no-store\`; the public documents
+\`public, max-age=300\`).
+
 **Deprecation:** \`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030.
 Migrate to \`GET /pets\` with the \`status\` filter.
 `.trim();
@@ -36,7 +43,10 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: `${options.publicBaseUrl}${VERSION_PREFIX}` }],
-      tags: [{ name: 'pets', description: 'The animals of the store.' }],
+      tags: [
+        { name: 'pets', description: 'The animals of the store.' },
+        { name: 'usage', description: "The caller's account, limits and key." },
+      ],
       components: {
         securitySchemes: {
           bearerAuth: {
@@ -61,12 +71,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { deepLinking: true },
-    uiHooks: {},
-    staticCSP: true,
-  });
+  await registerDocsPage(app, options);
 }
 
 function withoutVersionPrefix(url: string): string {
@@ -124,7 +129,9 @@ function unwrapHeaderReferences(headers: Record<string, unknown>): void {
 }
 
 export function registerOpenApiDocumentRoute(app: FastifyInstance): void {
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
-    reply.send(app.swagger()),
+  app.get(
+    '/v1/openapi.json',
+    { config: { public: true, cacheable: true }, schema: { hide: true } },
+    async (_request, reply) => reply.send(app.swagger()),
   );
 }

@@ -14,7 +14,14 @@ import {
 import type { PetPage, PetService } from '../pets/pet-service.ts';
 import type { PetRecord } from '../storage/store.ts';
 import type { Metrics } from './metrics.ts';
-import { errorResponses, headerRefs, PET_EXAMPLE, PETS_EXAMPLE, RATE_LIMIT_HEADERS } from './openapi-responses.ts';
+import {
+  errorResponses,
+  headerRefs,
+  PET_EXAMPLE,
+  PETS_EXAMPLE,
+  RATE_LIMIT_HEADERS,
+  RESPONSE_HEADERS,
+} from './openapi-responses.ts';
 
 export interface PetsRouteOptions {
   readonly pets: PetService;
@@ -50,6 +57,7 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
             headers: headerRefs(
               ['Link', 'RFC 8288 `rel="next"` link, absent on the last page.'],
               ...RATE_LIMIT_HEADERS,
+              ...RESPONSE_HEADERS,
             ),
             content: { 'application/json': { schema: PetsRef, example: PETS_EXAMPLE } },
           },
@@ -92,7 +100,7 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
         response: {
           201: {
             description: 'The pet was added and is durable.',
-            headers: headerRefs('Location', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS),
+            headers: headerRefs('Location', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS, ...RESPONSE_HEADERS),
             content: { 'application/json': { schema: PetRef, example: PET_EXAMPLE } },
           },
           ...errorResponses(400, 401, 409, 413, 415, 422, 429),
@@ -135,6 +143,7 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
               'Sunset',
               ['Link', '`rel="deprecation"` link to the migration note.'],
               ...RATE_LIMIT_HEADERS,
+              ...RESPONSE_HEADERS,
             ),
             content: { 'application/json': { schema: PetRef, example: PET_EXAMPLE } },
           },

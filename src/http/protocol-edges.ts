@@ -4,7 +4,9 @@ import type { Duplex } from 'node:stream';
 import { DomainError } from '../errors.ts';
 import { errorJson, sendError, STATUS_OF } from './error-body.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
+import { NO_STORE } from './cache-control.ts';
 import { excerpt, quoted } from './quote.ts';
+import { requestIdOf } from './request-id.ts';
 
 /**
  * Requests that Node would answer by itself, without the Error body or before authentication:
@@ -85,6 +87,7 @@ function answerConnect(request: IncomingMessage, socket: Duplex): void {
   );
   socket.end(
     `HTTP/1.1 ${STATUS_OF.method_not_allowed} Method Not Allowed\r\nAllow: \r\n` +
+      `X-Request-Id: ${requestIdOf(request)}\r\nCache-Control: ${NO_STORE}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `Connection: close\r\n\r\n${body}`,
   );

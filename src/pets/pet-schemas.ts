@@ -5,11 +5,14 @@ import { PET_STATUSES } from '../storage/store.ts';
 /**
  * The shapes of v1, written once. They validate requests (src/http/validation.ts), type the
  * handlers, and are the OpenAPI document's components. `x-expectation` is the phrase error messages
- * use to say what a valid value looks like.
+ * use to say what a valid value looks like. `examples` are what the reference page fills in: without
+ * them it makes up values, random strings from the name pattern among them. `cursor` has none on
+ * purpose: the page would send a made-up cursor with every "Try it out" of listPets.
  */
 export const PetStatusSchema = Type.Enum(PET_STATUSES, {
   type: 'string',
   description: 'Availability of a pet.',
+  examples: ['available'],
   'x-expectation': `one of ${PET_STATUSES.join(', ')}`,
 });
 
@@ -17,6 +20,7 @@ const Int64 = (description: string) =>
   Type.Integer({
     format: 'int64',
     description,
+    examples: [3],
     'x-expectation': 'an integer from -9223372036854775808 to 9223372036854775807',
   });
 
@@ -26,6 +30,7 @@ const PetName = Type.String({
   // Unicode-mode pattern: also refuses lone surrogates, which storage would turn into U+FFFD.
   pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]*$',
   description: "The animal's name: 1 to 200 characters, no control characters.",
+  examples: ['Rex'],
   'x-expectation': 'a string of 1 to 200 characters without control characters or lone surrogates',
 });
 
@@ -100,7 +105,12 @@ export const ListPetsQuerySchema = Type.Object({
 });
 
 export const PetIdParamsSchema = Type.Object({
-  petId: Type.Integer({ format: 'int64', description: 'Identifier of the pet.', 'x-expectation': 'an int64 integer' }),
+  petId: Type.Integer({
+    format: 'int64',
+    description: 'Identifier of the pet.',
+    examples: [42],
+    'x-expectation': 'an int64 integer',
+  }),
 });
 
 export const sharedSchemas = [NewPetSchema, PetSchema, PetsSchema, ErrorSchema] as const;

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { BanStore, KeyPrincipal } from '../storage/store.ts';
-import type { ConsumeRequest, ConsumeResult, RateLimiter, WindowSpec } from './limiter.ts';
-import { limitsFor } from './plans.ts';
+import type { ConsumeRequest, ConsumeResult, RateLimiter, WindowSpec, WindowState } from './limiter.ts';
+import { limitsFor, type PlanLimits } from './plans.ts';
 import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
 
 export type LimitVerdict =
@@ -13,6 +13,19 @@ export type LimitVerdict =
       readonly message: string;
     };
 
+export type Refusal = Exclude<LimitVerdict, { kind: 'allow' }>;
+
+/** Where an account and key stand, for GET /v1/usage; nothing was counted in the account's windows. */
+export interface Standing {
+  readonly windows: readonly WindowState[];
+  /** The key's ban while it lasts. */
+  readonly ban: { readonly until: number; readonly retryAfterSeconds: number } | null;
+}
+
+/** The verdict on a usage request: its own limit refused it, or the account's standing with its fields. */
+export type UsageVerdict =
+  { readonly kind: 'allow'; readonly fields: RateLimitFields; readonly standing: Standing } | Refusal;
+
 export interface BanSettings {
   /** Refused requests after the first 429, before Retry-After, that are tolerated. */
   readonly threshold: number;
@@ -22,6 +35,8 @@ export interface BanSettings {
 
 export interface RateLimitPolicyOptions {
   readonly anonymousPerMinute: number;
+  /** Requests per minute per account to GET /v1/usage, counted apart from the account's windows. */
+  readonly usagePerMinute: number;
   readonly ban: BanSettings;
   /** Called when this instance bans a key, so cached verdicts about it are dropped. */
   readonly onBan: (keyId: string) => void;
@@ -37,6 +52,20 @@ interface PreparedPrincipal {
   readonly policy: string;
 }
 
+/** Where an account's requests are counted: its subject and its minute and day windows. */
+export function accountQuota(
+  accountId: number,
+  limits: PlanLimits,
+): { readonly subject: string; readonly windows: readonly WindowSpec[] } {
+  return {
+    subject: `account:${accountId}`,
+    windows: [
+      { name: 'minute', limit: limits.perMinute, seconds: 60 },
+      { name: 'day', limit: limits.perDay, seconds: 86_400 },
+    ],
+  };
+}
+
 /**
  * Decides, per request, whether it may proceed: per-account minute and day windows for keys,
  * a per-address minute window for everything without a valid key, and temporary bans of keys that
@@ -49,6 +78,8 @@ export class RateLimitPolicy {
   private readonly options: RateLimitPolicyOptions;
   private readonly anonymousWindows: readonly WindowSpec[];
   private readonly anonymousPolicy: string;
+  private readonly usageWindows: readonly WindowSpec[];
+  private readonly usagePolicy: string;
   private readonly preparedPrincipals = new WeakMap<KeyPrincipal, PreparedPrincipal>();
 
   constructor(limiter: RateLimiter, bans: BanStore, clock: Clock, options: RateLimitPolicyOptions) {
@@ -58,6 +89,31 @@ export class RateLimitPolicy {
     this.options = options;
     this.anonymousWindows = [{ name: 'minute', limit: options.anonymousPerMinute, seconds: 60 }];
     this.anonymousPolicy = policyField(this.anonymousWindows);
+    this.usageWindows = [{ name: 'minute', limit: options.usagePerMinute, seconds: 60 }];
+    this.usagePolicy = policyField(this.usageWindows);
+  }
+
+  /**
+   * A request for the account's standing: counted only in a per-account window of its own (under a
+   * subject of its own, so it is exact across instances), never struck, and answered even while the
+   * key is banned. The account's windows are only peeked at; their fields are what a counted request
+   * would report, without its spending.
+   */
+  async forUsage(principal: KeyPrincipal): Promise<UsageVerdict> {
+    const now = this.clock.now();
+    const own = await this.limiter.consume(
+      { subject: `usage:${principal.accountId}`, windows: this.usageWindows },
+      now,
+    );
+    if (!own.allowed) return this.limited(own, this.usagePolicy, now, "GET /v1/usage's own limit, per account");
+    const prepared = this.prepared(principal);
+    const state = await this.limiter.consume(prepared.peeked, now);
+    const fields = rateLimitFields(state.windows, now, prepared.policy);
+    const until = principal.bannedUntil;
+    if (until === null || until <= now)
+      return { kind: 'allow', fields, standing: { windows: state.windows, ban: null } };
+    const ban = { until, retryAfterSeconds: secondsUntil(until, now) };
+    return { kind: 'allow', fields: bannedFields(fields, until), standing: { windows: state.windows, ban } };
   }
 
   /** Counts a request of a verified key against its account, or only reports the state while the key is banned. */
@@ -112,12 +168,7 @@ export class RateLimitPolicy {
   private prepared(principal: KeyPrincipal): PreparedPrincipal {
     let prepared = this.preparedPrincipals.get(principal);
     if (!prepared) {
-      const limits = limitsFor(principal);
-      const subject = `account:${principal.accountId}`;
-      const windows: readonly WindowSpec[] = [
-        { name: 'minute', limit: limits.perMinute, seconds: 60 },
-        { name: 'day', limit: limits.perDay, seconds: 86_400 },
-      ];
+      const { subject, windows } = accountQuota(principal.accountId, limitsFor(principal));
       prepared = {
         counted: { subject, windows, strikeSubject: `key:${principal.keyId}` },
         peeked: { subject, windows, peek: true },
@@ -138,7 +189,7 @@ export class RateLimitPolicy {
     return until;
   }
 
-  private limited(result: ConsumeResult, policy: string, now: number, scope: string): LimitVerdict {
+  private limited(result: ConsumeResult, policy: string, now: number, scope: string): Refusal {
     const blocking = result.windows.filter((window) => window.remaining === 0);
     const blockedUntil = Math.max(...blocking.map((window) => window.resetAt));
     const retryAfterSeconds = secondsUntil(blockedUntil, now);
@@ -152,17 +203,22 @@ export class RateLimitPolicy {
     };
   }
 
-  private banned(result: ConsumeResult, policy: string, until: number, now: number): LimitVerdict {
+  private banned(result: ConsumeResult, policy: string, until: number, now: number): Refusal {
     const fields = rateLimitFields(result.windows, now, policy);
     const retryAfterSeconds = secondsUntil(until, now);
     this.options.onRefused?.('key_banned');
     return {
       kind: 'key_banned',
-      fields: { ...fields, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(until / 1000)) },
+      fields: bannedFields(fields, until),
       retryAfterSeconds,
       message:
         `this API key is banned until ${new Date(until).toISOString()} for repeated requests after a 429; ` +
         `retry after ${retryAfterSeconds} s`,
     };
   }
+}
+
+/** While a key is banned, its X-RateLimit fields say nothing is left until the ban ends. */
+function bannedFields(fields: RateLimitFields, until: number): RateLimitFields {
+  return { ...fields, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(until / 1000)) };
 }

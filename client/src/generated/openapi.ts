@@ -1,0 +1,924 @@
+/**
+ * Generated from the OpenAPI document the service serves at /v1/openapi.json; do not edit.
+ * Regenerate with `npm run -s client:generate`.
+ */
+/* eslint-disable max-len */
+
+export interface paths {
+  '/pets': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List pets
+     * @description Pets in ascending `id` order. When more may follow, a `Link: <…>; rel="next"` header carries the URL of the next page (same filters and limit, plus an opaque `cursor`). The last page has no next link. Unknown query parameters are ignored; a repeated known parameter is refused.
+     */
+    get: operations['listPets'];
+    put?: never;
+    /**
+     * Add a pet
+     * @description Strict: unknown fields (`id` included) are refused. `categoryId` is any int64 and is kept digit for digit. An optional `Idempotency-Key` header makes retries safe: the same key and body return the first response; the same key with another body is 422; a retry while the first is in flight is 409. Keys are kept 24 hours per account.
+     */
+    post: operations['createPet'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/pets/{petId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a pet (deprecated)
+     * @deprecated
+     * @description **Deprecated** since Fri, 05 Dec 2025 00:00:00 GMT; removed on Thu, 05 Dec 2030 00:00:00 GMT, after which it answers 410 `gone`. **Migration:** use `GET /v1/pets` with the `status` filter. Responses carry `Deprecation`, `Sunset` and `Link: <…>; rel="deprecation"` headers pointing here.
+     */
+    get: operations['getPet'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your account's limits and your key's state
+     * @description The account's plan, both windows (limit, what is left now, reset) and this key's expiry and ban. It is not counted in the account's windows: calling it spends no quota, and the rate-limit headers are those a pets request would carry, without its spending. It answers while the key is banned (this is where the ban shows). It has a small limit of its own per account (default 30 per minute); past it, 429 `rate_limited` with `Retry-After`, and the rate-limit headers describe that limit.
+     */
+    get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+  schemas: {
+    /** @description Body of createPet. Any other field, `id` included, is refused. */
+    NewPet: {
+      /**
+       * @description The animal's name: 1 to 200 characters, no control characters.
+       * @example Rex
+       */
+      name: string;
+      /**
+       * Format: int64
+       * @description Category of the animal. Any int64; values beyond 2^53 are kept digit for digit.
+       * @example 3
+       */
+      categoryId: number;
+      /**
+       * @description Availability of a pet.
+       * @example available
+       * @enum {string}
+       */
+      status?: 'available' | 'pending' | 'sold';
+    };
+    /** @description A pet. `status` is absent when the pet was created without one. */
+    Pet: {
+      /**
+       * Format: int64
+       * @description Assigned by the service; positive and increasing.
+       */
+      id: number;
+      /**
+       * @description The animal's name: 1 to 200 characters, no control characters.
+       * @example Rex
+       */
+      name: string;
+      /**
+       * Format: int64
+       * @description Category of the animal.
+       * @example 3
+       */
+      categoryId: number;
+      /**
+       * @description Availability of a pet.
+       * @example available
+       * @enum {string}
+       */
+      status?: 'available' | 'pending' | 'sold';
+    };
+    /** @description A page of pets in ascending id order. */
+    Pets: components['schemas']['Pet'][];
+    Error: {
+      /**
+       * @description Machine-readable error code.
+       * @enum {string}
+       */
+      code:
+        | 'invalid_json'
+        | 'invalid_body'
+        | 'invalid_query'
+        | 'invalid_path'
+        | 'unauthorized'
+        | 'not_found'
+        | 'gone'
+        | 'method_not_allowed'
+        | 'unsupported_media_type'
+        | 'payload_too_large'
+        | 'idempotency_conflict'
+        | 'idempotency_in_flight'
+        | 'request_timeout'
+        | 'headers_too_large'
+        | 'rate_limited'
+        | 'key_banned'
+        | 'internal_error'
+        | 'service_unavailable';
+      /** @description What was wrong, and where. */
+      message: string;
+      /** @description The HTTP status code. */
+      status: number;
+    };
+    /** @description Where the caller's account and key stand; reading it spends none of the account's quota. */
+    Usage: {
+      account: {
+        /** @description The account's unique name. */
+        name: string;
+        /**
+         * @description The plan that sets the limits.
+         * @enum {string}
+         */
+        plan: 'free' | 'pro' | 'business' | 'enterprise';
+      };
+      windows: {
+        /** @description The UTC-minute window of the account. */
+        minute: {
+          /** @description Requests allowed per minute. */
+          limit: number;
+          /** @description Requests left now; this call spent none. */
+          remaining: number;
+          /** @description Unix time, in seconds, when the window resets. */
+          reset: number;
+        };
+        /** @description The UTC-day window of the account. */
+        day: {
+          /** @description Requests allowed per day. */
+          limit: number;
+          /** @description Requests left now; this call spent none. */
+          remaining: number;
+          /** @description Unix time, in seconds, when the window resets. */
+          reset: number;
+        };
+      };
+      /** @description The key of this request. */
+      key: {
+        /** @description The key's non-secret id, as `key list` shows it. */
+        id: string;
+        expiresAt: string | null;
+        ban: {
+          /**
+           * Format: date-time
+           * @description When the ban ends.
+           */
+          until: string;
+          /** @description Seconds until the ban ends. */
+          retryAfter: number;
+        } | null;
+      };
+    };
+  };
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: {
+    /** @description Limit of the most constraining window. */
+    'X-RateLimit-Limit': number;
+    /** @description Requests left in that window (never below 0). */
+    'X-RateLimit-Remaining': number;
+    /** @description Unix time, in seconds, when that window resets. */
+    'X-RateLimit-Reset': number;
+    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+    'RateLimit-Policy': string;
+    /** @description IETF draft: both windows, e.g. `"minute";r=59;t=42, "day";r=998;t=51000`. */
+    RateLimit: string;
+    /** @description Seconds to wait before retrying (at least 1). */
+    'Retry-After': number;
+    /** @description RFC 6750 Bearer challenge. */
+    'WWW-Authenticate': string;
+    /** @description URL of the new pet. */
+    Location: string;
+    /** @description RFC 8288 links: `rel="next"` on a page that may be followed, `rel="deprecation"` on getPet. */
+    Link: string;
+    /** @description RFC 9745 date of deprecation, `@<unix seconds>`. */
+    Deprecation: string;
+    /** @description RFC 8594 removal date, an HTTP date. */
+    Sunset: string;
+    /** @description Present, with `true`, when the response replays the first one for this Idempotency-Key. */
+    'Idempotent-Replayed': 'true';
+    /** @description The methods the path accepts. */
+    Allow: string;
+    /** @description The request's id: the client's own `X-Request-Id` when it is 1 to 128 visible ASCII characters (sent once), otherwise a new one. The service logs it with the request; quote it when reporting a problem. */
+    'X-Request-Id': string;
+    /** @description `no-store` on every response of the API (errors included): answers to a key are never stored by any cache. The public documents (`/openapi.json`, `/docs`) are `public, max-age=300`. */
+    'Cache-Control': string;
+  };
+  pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+  listPets: {
+    parameters: {
+      query?: {
+        /** @description Most pets to return. */
+        limit?: number;
+        /**
+         * @description Availability of a pet.
+         * @example available
+         */
+        status?: 'available' | 'pending' | 'sold';
+        /** @description Opaque position from the `next` link of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of pets. */
+      200: {
+        headers: {
+          /** @description RFC 8288 `rel="next"` link, absent on the last page. */
+          Link: components['headers']['Link'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": 42,
+           *         "name": "Rex",
+           *         "categoryId": 3,
+           *         "status": "available"
+           *       },
+           *       {
+           *         "id": 43,
+           *         "name": "Tom",
+           *         "categoryId": 7,
+           *         "status": "pending"
+           *       },
+           *       {
+           *         "id": 44,
+           *         "name": "Luna",
+           *         "categoryId": 3
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['Pets'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  createPet: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry return the first response. */
+        'idempotency-key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Rex",
+         *       "categoryId": 3,
+         *       "status": "available"
+         *     }
+         */
+        'application/json': components['schemas']['NewPet'];
+      };
+    };
+    responses: {
+      /** @description The pet was added and is durable. */
+      201: {
+        headers: {
+          Location: components['headers']['Location'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 42,
+           *       "name": "Rex",
+           *       "categoryId": 3,
+           *       "status": "available"
+           *     }
+           */
+          'application/json': components['schemas']['Pet'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still in flight (`idempotency_in_flight`). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body exceeds 16 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The Idempotency-Key was used with a different body (`idempotency_conflict`). */
+      422: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getPet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description Identifier of the pet.
+         * @example 42
+         */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The pet. */
+      200: {
+        headers: {
+          Deprecation: components['headers']['Deprecation'];
+          Sunset: components['headers']['Sunset'];
+          /** @description `rel="deprecation"` link to the migration note. */
+          Link: components['headers']['Link'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 42,
+           *       "name": "Rex",
+           *       "categoryId": 3,
+           *       "status": "available"
+           *     }
+           */
+          'application/json': components['schemas']['Pet'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such resource (`not_found`). */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The operation has been removed (`gone`). */
+      410: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getUsage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The standing of the account and key. */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "account": {
+           *         "name": "demo",
+           *         "plan": "free"
+           *       },
+           *       "windows": {
+           *         "minute": {
+           *           "limit": 60,
+           *           "remaining": 57,
+           *           "reset": 1795000020
+           *         },
+           *         "day": {
+           *           "limit": 1000,
+           *           "remaining": 940,
+           *           "reset": 1795046400
+           *         }
+           *       },
+           *       "key": {
+           *         "id": "key_3kq9x2m7w1",
+           *         "expiresAt": "2027-01-01T00:00:00.000Z",
+           *         "ban": null
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Usage'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+}

@@ -1,0 +1,54 @@
+import type { Services } from '../composition-root.ts';
+import type { PlanLimits } from '../ratelimit/plans.ts';
+import { accountQuota } from '../ratelimit/rate-limit-policy.ts';
+import type { AccountRecord } from '../storage/store.ts';
+
+export interface WindowUsage {
+  readonly name: string;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetAt: number;
+}
+
+/** The account's current windows, or why this process cannot know them. */
+export type AccountWindows =
+  | { readonly known: true; readonly windows: readonly WindowUsage[] }
+  | { readonly known: false; readonly reason: string };
+
+/** Each try waits at most the limiter's own timeout (250 ms) while the first connection is made. */
+const REDIS_TRIES = 4;
+
+/**
+ * Peeks at the account's minute and day windows in the shared limiter, counting nothing. Only Redis
+ * holds counters this process can see: the in-memory limiter's live inside each server process.
+ */
+export async function peekAccountWindows(
+  services: Services,
+  account: AccountRecord,
+  limits: PlanLimits,
+): Promise<AccountWindows> {
+  if (services.config.redisUrl === undefined) {
+    return {
+      known: false,
+      reason: "without REDIS_URL each server counts in its own memory; see a response's X-RateLimit-* headers",
+    };
+  }
+  const request = { ...accountQuota(account.id, limits), peek: true };
+  for (let attempt = 0; attempt < REDIS_TRIES; attempt += 1) {
+    const fallbacksBefore = await fallbackCount(services);
+    const result = await services.limiter.consume(request, services.clock.now());
+    // A fallback answer comes from this process's empty memory: it would be an invented number.
+    if ((await fallbackCount(services)) === fallbacksBefore) {
+      return {
+        known: true,
+        windows: result.windows.map(({ name, limit, remaining, resetAt }) => ({ name, limit, remaining, resetAt })),
+      };
+    }
+  }
+  return { known: false, reason: 'Redis (REDIS_URL) did not answer' };
+}
+
+async function fallbackCount(services: Services): Promise<number> {
+  const { values } = await services.metrics.limiterFallbacks.get();
+  return values.reduce((sum, sample) => sum + sample.value, 0);
+}

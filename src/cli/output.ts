@@ -1,0 +1,148 @@
+import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
+import { limitsFor } from '../ratelimit/plans.ts';
+import type { AccountRecord, ApiKeyRecord } from '../storage/store.ts';
+import type { AccountWindows } from './account-windows.ts';
+
+/** Where a command prints: results on stdout, failures on stderr; `json` picks the format of both. */
+export interface Output {
+  readonly json: boolean;
+  write(line: string): void;
+  /** One line on stderr: `{"error": {code, message}}` with --json, `petstore: message` otherwise. */
+  error(code: string, message: string): void;
+}
+
+export function processOutput(json: boolean): Output {
+  return {
+    json,
+    write: (line) => void process.stdout.write(`${line}\n`),
+    error: (code, message) =>
+      void process.stderr.write(json ? `${JSON.stringify({ error: { code, message } })}\n` : `petstore: ${message}\n`),
+  };
+}
+
+export function iso(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString();
+}
+
+/** An account with its effective limits: the plan's, or the account's own on the enterprise plan. */
+function accountJson(account: AccountRecord): object {
+  const limits = limitsFor(account);
+  return {
+    name: account.name,
+    plan: account.plan,
+    perMinute: limits.perMinute,
+    perDay: limits.perDay,
+    createdAt: iso(account.createdAt),
+  };
+}
+
+export function keyJson(key: ApiKeyRecord): object {
+  return {
+    id: key.id,
+    createdAt: iso(key.createdAt),
+    lastUsedAt: key.lastUsedAt === null ? null : iso(key.lastUsedAt),
+    expiresAt: key.expiresAt === null ? null : iso(key.expiresAt),
+    revokedAt: key.revokedAt === null ? null : iso(key.revokedAt),
+    bannedUntil: activeBan(key),
+  };
+}
+
+function activeBan(key: ApiKeyRecord): string | null {
+  return key.bannedUntil !== null && key.bannedUntil > Date.now() ? iso(key.bannedUntil) : null;
+}
+
+export function printAccounts(out: Output, accounts: AccountRecord[], single: boolean): void {
+  if (out.json) {
+    out.write(JSON.stringify(single ? accountJson(accounts[0] as AccountRecord) : accounts.map(accountJson)));
+    return;
+  }
+  table(
+    out,
+    ['NAME', 'PLAN', 'PER-MINUTE', 'PER-DAY', 'CREATED'],
+    accounts.map((account) => {
+      const limits = limitsFor(account);
+      return [account.name, account.plan, String(limits.perMinute), String(limits.perDay), iso(account.createdAt)];
+    }),
+  );
+}
+
+export function printAccountSummary(out: Output, summary: AccountSummary, windows: AccountWindows): void {
+  const { account, keys, activeKeys } = summary;
+  if (out.json) {
+    out.write(
+      JSON.stringify({
+        ...accountJson(account),
+        keys,
+        activeKeys,
+        windows: windows.known ? windows.windows.map((window) => ({ ...window, resetAt: iso(window.resetAt) })) : null,
+        windowsNote: windows.known ? null : windows.reason,
+      }),
+    );
+    return;
+  }
+  const limits = limitsFor(account);
+  const source = account.plan === 'enterprise' ? "the account's own" : `the ${account.plan} plan's`;
+  const rows: Array<[string, string]> = [
+    ['name', account.name],
+    ['plan', account.plan],
+    ['created', iso(account.createdAt)],
+    ['per minute', `${limits.perMinute} (${source})`],
+    ['per day', `${limits.perDay} (${source})`],
+    ['keys', `${keys} (${activeKeys} active)`],
+  ];
+  if (windows.known) {
+    for (const window of windows.windows)
+      rows.push([
+        `${window.name} window`,
+        `${window.remaining} of ${window.limit} left, resets ${iso(window.resetAt)}`,
+      ]);
+  } else {
+    rows.push(['windows', `not shown: ${windows.reason}`]);
+  }
+  const width = Math.max(...rows.map(([label]) => label.length)) + 1;
+  for (const [label, value] of rows) out.write(`${`${label}:`.padEnd(width)}  ${value}`);
+}
+
+export function printKeys(out: Output, keys: ApiKeyRecord[]): void {
+  if (out.json) {
+    out.write(JSON.stringify(keys.map(keyJson)));
+    return;
+  }
+  table(
+    out,
+    ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL'],
+    keys.map((key) => [
+      key.id,
+      iso(key.createdAt),
+      iso(key.lastUsedAt),
+      iso(key.expiresAt),
+      iso(key.revokedAt),
+      activeBan(key) ?? '-',
+    ]),
+  );
+}
+
+export function printCreatedKey(out: Output, created: CreatedKey): void {
+  if (out.json) {
+    out.write(JSON.stringify({ ...keyJson(created.record), key: created.key }));
+    return;
+  }
+  const expiry = created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`;
+  out.write(`created key ${created.record.id}${expiry}`);
+  out.write('the key is shown once; store it now:');
+  // The key alone on the last line, so scripts can take it with `tail -n 1`.
+  out.write(created.key);
+}
+
+function table(out: Output, header: string[], rows: string[][]): void {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  out.write(line(header));
+  for (const row of rows) out.write(line(row));
+}

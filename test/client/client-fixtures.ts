@@ -1,0 +1,137 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Fetch, Sleep } from '@petstore/client';
+
+/** What the front does with one request: pass it on, answer 503 itself, or drop the connection. */
+export type FrontAction = 'forward' | 'unavailable' | 'drop-before' | 'drop-after';
+
+export interface SeenRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly idempotencyKey: string | undefined;
+  readonly action: FrontAction;
+  /** The app's answer, for requests the front passed on. */
+  readonly upstreamStatus?: number;
+  readonly replayed?: boolean;
+}
+
+export interface FlakyFront {
+  /** The front's base URL, ending in /v1. */
+  readonly baseUrl: string;
+  readonly seen: readonly SeenRequest[];
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+function readBody(incoming: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => resolve(Buffer.concat(chunks)));
+    incoming.on('error', reject);
+  });
+}
+
+async function passOn(upstream: string, incoming: IncomingMessage, body: Buffer): Promise<Response> {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers)) {
+    if (!HOP_BY_HOP.has(name) && typeof value === 'string') headers.set(name, value);
+  }
+  const init: RequestInit = { method: incoming.method ?? 'GET', headers };
+  if (body.length > 0) init.body = body;
+  return fetch(`${upstream}${incoming.url ?? '/'}`, init);
+}
+
+async function answer(outgoing: ServerResponse, response: Response): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer());
+  response.headers.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name) && name !== 'content-encoding') outgoing.setHeader(name, value);
+  });
+  outgoing.writeHead(response.status).end(body);
+}
+
+/**
+ * A real HTTP server in front of the app that fails requests on purpose, in the order of `plan`
+ * (then forwards every further request): a 503 of its own, a connection dropped before the app
+ * sees the request, or one dropped after the app has answered (the answer is lost, its effect is not).
+ */
+export async function startFlakyFront(upstream: string, plan: readonly FrontAction[]): Promise<FlakyFront> {
+  const seen: SeenRequest[] = [];
+  const server: Server = createServer((incoming, outgoing) => {
+    const action = plan[seen.length] ?? 'forward';
+    const base = {
+      method: incoming.method ?? '',
+      path: incoming.url ?? '',
+      idempotencyKey: incoming.headers['idempotency-key'] as string | undefined,
+      action,
+    };
+    void readBody(incoming).then(async (body) => {
+      if (action === 'drop-before') {
+        seen.push(base);
+        return incoming.socket.destroy();
+      }
+      if (action === 'unavailable') {
+        seen.push(base);
+        const error = { code: 'service_unavailable', message: 'storage is unavailable (front)', status: 503 };
+        return outgoing.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify(error));
+      }
+      const response = await passOn(upstream, incoming, body);
+      const replayed = response.headers.get('idempotent-replayed') === 'true';
+      seen.push({ ...base, upstreamStatus: response.status, replayed });
+      if (action === 'drop-after') {
+        await response.arrayBuffer();
+        return incoming.socket.destroy();
+      }
+      return answer(outgoing, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    seen,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A fetch that records each request's headers and each answer's X-Request-Id, then calls the real fetch. */
+export interface RecordingFetch {
+  readonly fetch: Fetch;
+  readonly requests: Array<{ readonly url: string; readonly headers: Headers }>;
+  readonly requestIds: Array<string | null>;
+}
+
+export function recordingFetch(): RecordingFetch {
+  const requests: RecordingFetch['requests'] = [];
+  const requestIds: Array<string | null> = [];
+  return {
+    requests,
+    requestIds,
+    async fetch(input, init) {
+      requests.push({ url: String(input), headers: new Headers(init?.headers) });
+      const response = await fetch(input, init);
+      requestIds.push(response.headers.get('x-request-id'));
+      return response;
+    },
+  };
+}
+
+/** A sleep that records the delays asked for and returns at once, after `onSleep` (e.g. moving the clock). */
+export function recordingSleep(onSleep: (ms: number) => void = () => undefined): {
+  readonly sleep: Sleep;
+  readonly delays: number[];
+} {
+  const delays: number[] = [];
+  return {
+    delays,
+    sleep: async (ms) => {
+      delays.push(ms);
+      onSleep(ms);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PetstoreClient, PetstoreError } from '@petstore/client';
+import { errorOf, request } from '../support/http-client.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { recordingFetch, recordingSleep } from './client-fixtures.ts';
+
+/** Every non-2xx answer becomes a PetstoreError carrying the service's Error body and request id. */
+
+const clock = new ManualClock(new Date('2026-06-01T12:00:00Z'));
+
+async function rejection(call: Promise<unknown>): Promise<PetstoreError> {
+  try {
+    await call;
+  } catch (error) {
+    assert.ok(error instanceof PetstoreError, `a PetstoreError, got ${String(error)}`);
+    assert.ok(error instanceof Error);
+    return error;
+  }
+  assert.fail('the call succeeded');
+}
+
+/**
+ * The error names the answer's X-Request-Id. The service sends one on every answer; until a build
+ * that does, an absent header must leave requestId undefined.
+ */
+function assertRequestId(error: PetstoreError, recorder: ReturnType<typeof recordingFetch>): void {
+  const answered = recorder.requestIds.at(-1);
+  assert.ok(answered, 'the answer carries X-Request-Id');
+  assert.equal(error.requestId, answered);
+}
+
+describe('client: errors', () => {
+  let app: TestApp;
+  let key: string;
+  let recorder: ReturnType<typeof recordingFetch>;
+  let client: PetstoreClient;
+
+  before(async () => {
+    app = await startTestApp({ clock, env: { BAN_THRESHOLD: '1' } });
+    ({ key } = await app.newKey());
+    recorder = recordingFetch();
+    client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: recorder.fetch });
+  });
+  after(() => app.close());
+
+  it('refuses a baseUrl that does not end in /v1', () => {
+    for (const baseUrl of [app.url, `${app.url}/v2`, `${app.url}/v1?x=1`]) {
+      assert.throws(() => new PetstoreClient({ baseUrl, apiKey: key }), TypeError, baseUrl);
+    }
+    assert.doesNotThrow(() => new PetstoreClient({ baseUrl: `${app.url}/v1/`, apiKey: key }));
+  });
+
+  it('400 invalid_body', async () => {
+    const error = await rejection(client.pets.create({ name: '', categoryId: 1 }));
+    assert.deepEqual([error.status, error.code], [400, 'invalid_body']);
+    assert.match(error.message, /name/);
+    assert.equal(error.retryAfter, undefined);
+    assertRequestId(error, recorder);
+  });
+
+  it('401 unauthorized', async () => {
+    const stranger = recordingFetch();
+    const anonymous = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: 'pst_wrong', fetch: stranger.fetch });
+    const error = await rejection(anonymous.pets.listPage());
+    assert.deepEqual([error.status, error.code], [401, 'unauthorized']);
+    assert.ok(error.message.length > 0);
+    assertRequestId(error, stranger);
+  });
+
+  it('404 not_found', async () => {
+    const error = await rejection(client.pets.get(987654321));
+    assert.deepEqual([error.status, error.code], [404, 'not_found']);
+    assert.match(error.message, /987654321/);
+    assertRequestId(error, recorder);
+  });
+
+  it('413 payload_too_large', async () => {
+    const error = await rejection(client.pets.create({ name: 'x'.repeat(17_000), categoryId: 1 }));
+    assert.deepEqual([error.status, error.code], [413, 'payload_too_large']);
+    assertRequestId(error, recorder);
+  });
+
+  it('429 key_banned is never retried', async () => {
+    const { key: banned } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
+    // The one request of the minute, then requests past the 429 until the key is banned (threshold 1).
+    let answer = await request(app, '/v1/pets', { key: banned });
+    for (let i = 0; i < 20 && (answer.status === 200 || errorOf(answer).code !== 'key_banned'); i += 1) {
+      answer = await request(app, '/v1/pets', { key: banned });
+    }
+    assert.equal(errorOf(answer).code, 'key_banned');
+    const own = recordingFetch();
+    const waits = recordingSleep();
+    const bannedClient = new PetstoreClient({
+      baseUrl: `${app.url}/v1`,
+      apiKey: banned,
+      fetch: own.fetch,
+      sleep: waits.sleep,
+      maxRetryDelayMs: 24 * 3600 * 1000,
+    });
+    const error = await rejection(bannedClient.pets.listPage());
+    assert.deepEqual([error.status, error.code], [429, 'key_banned']);
+    assert.ok(error.retryAfter !== undefined && error.retryAfter > 0, `retryAfter ${error.retryAfter}`);
+    assert.equal(own.requests.length, 1, 'one request, no retry');
+    assert.deepEqual(waits.delays, []);
+    assertRequestId(error, own);
+  });
+
+  it('410 gone after the sunset (last: it moves the clock)', async () => {
+    const pet = await client.pets.create({ name: 'before the sunset', categoryId: 1 });
+    clock.set(new Date('2030-12-05T00:00:00Z'));
+    const error = await rejection(client.pets.get(pet.id));
+    assert.deepEqual([error.status, error.code], [410, 'gone']);
+    assertRequestId(error, recorder);
+  });
+});

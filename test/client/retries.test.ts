@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PetstoreClient, PetstoreError, type Pet } from '@petstore/client';
+import { BACKOFF_BASE_MS } from '../../client/src/retry-policy.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { recordingFetch, recordingSleep, startFlakyFront, type FrontAction } from './client-fixtures.ts';
+
+/**
+ * Retries against the real app: a 429 rate_limited is waited out (the injected sleep moves the app's
+ * clock), 503s and dropped connections are backed off, and creations keep one Idempotency-Key.
+ */
+
+const clock = new ManualClock(new Date('2026-06-01T12:00:00Z'));
+
+async function petsNamed(client: PetstoreClient, name: string): Promise<Pet[]> {
+  const found: Pet[] = [];
+  for await (const pet of client.pets.list({ limit: 100 })) if (pet.name === name) found.push(pet);
+  return found;
+}
+
+describe('client: retries', () => {
+  let app: TestApp;
+
+  before(async () => {
+    app = await startTestApp({ clock });
+  });
+  after(() => app.close());
+
+  async function frontFor(plan: readonly FrontAction[], maxRetries = 3) {
+    const { key } = await app.newKey({ plan: 'pro' });
+    const front = await startFlakyFront(app.url, plan);
+    const waits = recordingSleep();
+    const client = new PetstoreClient({ baseUrl: front.baseUrl, apiKey: key, maxRetries, sleep: waits.sleep });
+    return { front, waits, client };
+  }
+
+  it('waits out a 429 rate_limited for its Retry-After, with one Idempotency-Key, creating one pet', async () => {
+    const { key } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 100 });
+    const recorder = recordingFetch();
+    const waits = recordingSleep((ms) => clock.advance(ms));
+    const client = new PetstoreClient({
+      baseUrl: `${app.url}/v1`,
+      apiKey: key,
+      fetch: recorder.fetch,
+      sleep: waits.sleep,
+    });
+    clock.set(new Date('2026-06-01T12:10:00Z'));
+    await client.pets.listPage();
+    await client.pets.listPage();
+    const pet = await client.pets.create({ name: 'waited', categoryId: 1 });
+    assert.deepEqual(waits.delays, [60_000], 'the minute window resets 60 s later');
+    const attempts = recorder.requests.slice(2);
+    assert.equal(attempts.length, 2, 'refused once, then created');
+    const keys = attempts.map((attempt) => attempt.headers.get('idempotency-key'));
+    assert.match(keys[0] ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(keys[1], keys[0], 'the same key on the retry');
+    assert.deepEqual(await petsNamed(client, 'waited'), [pet]);
+  });
+
+  it('throws at once when Retry-After is longer than maxRetryDelayMs', async () => {
+    const { key } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
+    const recorder = recordingFetch();
+    const waits = recordingSleep();
+    const client = new PetstoreClient({
+      baseUrl: `${app.url}/v1`,
+      apiKey: key,
+      fetch: recorder.fetch,
+      sleep: waits.sleep,
+      maxRetryDelayMs: 1000,
+    });
+    clock.set(new Date('2026-06-01T12:20:00Z'));
+    await client.pets.listPage();
+    const error = await client.pets.listPage().then(
+      () => assert.fail('the second request of the minute passed'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof PetstoreError);
+    assert.deepEqual([error.status, error.code, error.retryAfter], [429, 'rate_limited', 60]);
+    assert.deepEqual(waits.delays, [], 'no wait');
+    assert.equal(recorder.requests.length, 2, 'no retry');
+  });
+
+  it('retries a 503 with exponential backoff and full jitter', async () => {
+    const { front, waits, client } = await frontFor(['unavailable', 'unavailable']);
+    try {
+      const page = await client.pets.listPage();
+      assert.ok(Array.isArray(page.pets));
+      assert.deepEqual(
+        front.seen.map((seen) => seen.action),
+        ['unavailable', 'unavailable', 'forward'],
+      );
+      assert.equal(waits.delays.length, 2);
+      waits.delays.forEach((delay, retry) => {
+        assert.ok(delay >= 0 && delay < BACKOFF_BASE_MS * 2 ** retry, `retry ${retry} waited ${delay} ms`);
+      });
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('gives up after maxRetries 503s with the last PetstoreError', async () => {
+    const { front, waits, client } = await frontFor(['unavailable', 'unavailable', 'unavailable'], 1);
+    try {
+      const error = await client.pets.listPage().then(
+        () => assert.fail('passed'),
+        (caught: unknown) => caught,
+      );
+      assert.ok(error instanceof PetstoreError);
+      assert.deepEqual([error.status, error.code], [503, 'service_unavailable']);
+      assert.equal(front.seen.length, 2, 'the first attempt and one retry');
+      assert.equal(waits.delays.length, 1);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('retries a creation whose answer was lost with the same key: one pet, the first one replayed', async () => {
+    const { front, waits, client } = await frontFor(['drop-before', 'drop-after']);
+    try {
+      const pet = await client.pets.create({ name: 'lost answer', categoryId: 9007199254740993n, status: 'sold' });
+      assert.deepEqual(
+        front.seen.map((seen) => [seen.action, seen.upstreamStatus, seen.replayed]),
+        [
+          ['drop-before', undefined, undefined],
+          ['drop-after', 201, false],
+          ['forward', 201, true],
+        ],
+      );
+      const keys = new Set(front.seen.map((seen) => seen.idempotencyKey));
+      assert.equal(keys.size, 1, 'one Idempotency-Key for every attempt');
+      assert.equal(waits.delays.length, 2);
+      assert.deepEqual(await petsNamed(client, 'lost answer'), [pet]);
+      assert.equal(pet.categoryId, 9007199254740993n);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('rethrows the network error itself once the retries are spent', async () => {
+    const { front, waits, client } = await frontFor(['drop-before', 'drop-before', 'drop-before'], 2);
+    try {
+      const error = await client.pets.listPage().then(
+        () => assert.fail('passed'),
+        (caught: unknown) => caught,
+      );
+      assert.ok(error instanceof TypeError && !(error instanceof PetstoreError), `fetch's own error: ${String(error)}`);
+      assert.equal(front.seen.length, 3);
+      assert.equal(waits.delays.length, 2);
+    } finally {
+      await front.close();
+    }
+  });
+});

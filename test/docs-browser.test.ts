@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { request } from './support/http-client.ts';
+import { startTestApp, type TestApp } from './support/test-app.ts';
+
+/**
+ * The /docs page in a real browser: Debian's chromium, driven by playwright-core (which downloads no
+ * browser of its own). The page is opened under a host name other than localhost, over plain HTTP,
+ * which is where a stray `upgrade-insecure-requests` once left it blank. Without chromium the suite
+ * is skipped with the reason, unless CI=true: then it fails.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const HOST = 'petstore.test';
+const BIG_CATEGORY = '9223372036854775807';
+
+const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium)`;
+if (missing !== undefined && process.env.CI === 'true') throw new Error(`${missing}; CI=true, so this fails`);
+
+/** What went wrong while the page ran: failed requests, console errors (CSP violations among them). */
+function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('requestfailed', (failed) => problems.push(`${failed.url()}: ${failed.failure()?.errorText}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return problems;
+}
+
+describe('the /docs page in a browser', { skip: missing }, () => {
+  let app: TestApp;
+  let browser: Browser;
+  let key: string;
+  let origin: string;
+
+  before(async () => {
+    [app, browser] = await Promise.all([
+      startTestApp(),
+      // launch() gives every run a new, empty profile directory.
+      chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
+        ],
+      }),
+    ]);
+    origin = `http://${HOST}:${new URL(app.url).port}`;
+    ({ key } = await app.newKey());
+    const created = await request(app, '/v1/pets', {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: `{"name":"Wide","categoryId":${BIG_CATEGORY},"status":"available"}`,
+    });
+    assert.equal(created.status, 201, created.text);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  it('lists pets through Authorize, Try it out and Execute, with no failed request', async () => {
+    const page = await browser.newPage();
+    const problems = watchProblems(page);
+    try {
+      await page.goto(`${origin}/docs`);
+      assert.equal(await page.title(), 'Pet store API — reference');
+
+      await page.click('.auth-wrapper .authorize');
+      await page.fill('.auth-container input[type=text]', key);
+      await page.click('.auth-container .modal-btn.authorize');
+      await page.click('.auth-container .btn-done');
+
+      const list = page.locator('#operations-pets-listPets');
+      await list.locator('.opblock-summary').click();
+      await list.locator('.try-out__btn').click();
+      await list.locator('.execute').click();
+      const live = list.locator('.live-responses-table');
+      await live.locator('.response-col_status', { hasText: '200' }).waitFor();
+      const body = await live.locator('.highlight-code').first().innerText();
+      assert.match(body, /"name": "Wide"/);
+      assert.ok(body.includes(`"categoryId": ${BIG_CATEGORY}`), `the int64 is shown digit for digit:\n${body}`);
+      assert.match(await list.locator('.curl').innerText(), /Authorization: Bearer pst_/);
+
+      const create = page.locator('#operations-pets-createPet');
+      await create.locator('.opblock-summary').click();
+      await create.locator('.try-out__btn').click();
+      const example = JSON.parse(await create.locator('textarea.body-param__text').inputValue()) as unknown;
+      assert.deepEqual(example, { name: 'Rex', categoryId: 3, status: 'available' });
+
+      assert.deepEqual(problems, []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  // /docs/static/index.html serves the page of /docs (src/http/docs-index.ts); docs-page.test.ts checks it.
+  it('loads at /docs/ too, its assets and document found from there', async () => {
+    const page = await browser.newPage();
+    const problems = watchProblems(page);
+    try {
+      await page.goto(`${origin}/docs/`);
+      await page.locator('#operations-pets-listPets').waitFor();
+      assert.equal(await page.title(), 'Pet store API — reference');
+      assert.deepEqual(problems, []);
+    } finally {
+      await page.close();
+    }
+  });
+});

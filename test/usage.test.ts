@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { describeEachBackend } from './support/each-backend.ts';
+import { errorOf, request, type HttpAnswer } from './support/http-client.ts';
+import { ManualClock } from './support/manual-clock.ts';
+import { api, assertError, type ApiResponse } from './support/openapi-contract.ts';
+import { startTestApp, type TestApp } from './support/test-app.ts';
+import {
+  DAY_LEFT_SECONDS,
+  DAY_MS,
+  driveToBan,
+  MID,
+  NEXT_MIDNIGHT_SECONDS,
+  NEXT_MINUTE_SECONDS,
+  rateLimitOf,
+} from './ratelimit/rate-limit-assertions.ts';
+
+/**
+ * GET /v1/usage through the real app: the account's windows and the key's state, read without
+ * spending the account's quota, under a small per-account limit of its own, and answered to a
+ * banned key. Every 200 and error seen through `api()` is checked against the served document.
+ */
+
+const USAGE_PER_MINUTE = 4;
+
+interface Usage {
+  readonly account: { readonly name: string; readonly plan: string };
+  readonly windows: Record<
+    'minute' | 'day',
+    { readonly limit: number; readonly remaining: number; readonly reset: number }
+  >;
+  readonly key: {
+    readonly id: string;
+    readonly expiresAt: string | null;
+    readonly ban: { readonly until: string; readonly retryAfter: number } | null;
+  };
+}
+
+function usageOf(answer: ApiResponse): Usage {
+  assert.equal(answer.status, 200, answer.text);
+  return answer.json<Usage>();
+}
+
+/** What a pets request reports as left in the minute window (and spends one of). */
+async function minuteLeftAfterPetsCall(app: TestApp, key: string): Promise<number> {
+  const answer: HttpAnswer = await request(app, '/v1/pets', { key });
+  assert.equal(answer.status, 200, answer.text);
+  return rateLimitOf(answer).remaining;
+}
+
+describeEachBackend('GET /v1/usage', (backend) => {
+  let app: TestApp;
+  let clock: ManualClock;
+
+  before(async () => {
+    clock = new ManualClock(MID);
+    app = await startTestApp({
+      backend,
+      clock,
+      env: { USAGE_PER_MINUTE: String(USAGE_PER_MINUTE), BAN_THRESHOLD: '2' },
+    });
+  });
+  after(() => app.close());
+
+  it('reports the account, both windows and the key, in the documented shape', async () => {
+    clock.set(MID);
+    const { key, keyId, account } = await app.newKey({ plan: 'free' });
+    for (let i = 0; i < 3; i += 1) await minuteLeftAfterPetsCall(app, key);
+    const answer = await api(app, key).get('/v1/usage');
+    assert.deepEqual(usageOf(answer), {
+      account: { name: account, plan: 'free' },
+      windows: {
+        minute: { limit: 60, remaining: 57, reset: NEXT_MINUTE_SECONDS },
+        day: { limit: 1000, remaining: 997, reset: NEXT_MIDNIGHT_SECONDS },
+      },
+      key: { id: keyId, expiresAt: null, ban: null },
+    });
+    const fields = rateLimitOf(answer);
+    assert.equal(fields.remaining, 57, 'the headers a pets request would carry, without its spending');
+    assert.equal(fields.reset, NEXT_MINUTE_SECONDS);
+    assert.equal(fields.policy, '"minute";q=60;w=60, "day";q=1000;w=86400');
+    assert.equal(fields.state, `"minute";r=57;t=30, "day";r=997;t=${DAY_LEFT_SECONDS}`);
+  });
+
+  it("spends none of the account's quota", async () => {
+    clock.set(MID);
+    const { key } = await app.newKey({ plan: 'pro' });
+    const client = api(app, key);
+    assert.equal(await minuteLeftAfterPetsCall(app, key), 299);
+    for (let i = 0; i < USAGE_PER_MINUTE - 1; i += 1) {
+      assert.equal(usageOf(await client.get('/v1/usage')).windows.minute.remaining, 299);
+    }
+    assert.equal(await minuteLeftAfterPetsCall(app, key), 298, 'the usage calls in between counted nothing');
+    assert.equal(usageOf(await client.get('/v1/usage')).windows.day.remaining, 9_998);
+  });
+
+  it('has a limit of its own, per account: 429 naming it, never a ban, the account untouched', async () => {
+    clock.set(MID);
+    const { key } = await app.newKey({ plan: 'free' });
+    const second = await app.newKey({ plan: 'free' });
+    const client = api(app, key);
+    for (let i = 0; i < USAGE_PER_MINUTE; i += 1) usageOf(await client.get('/v1/usage'));
+    const refused = await client.get('/v1/usage');
+    assertError(refused, 429, 'rate_limited', '/v1/usage', `${USAGE_PER_MINUTE} per minute`);
+    assert.equal(refused.headers.get('retry-after'), '30');
+    assert.deepEqual(rateLimitOf(refused), {
+      limit: USAGE_PER_MINUTE,
+      remaining: 0,
+      reset: NEXT_MINUTE_SECONDS,
+      policy: `"minute";q=${USAGE_PER_MINUTE};w=60`,
+      state: '"minute";r=0;t=30',
+    });
+    // Far past the ban threshold (2): usage refusals strike nothing.
+    for (let i = 0; i < 8; i += 1) assertError(await client.get('/v1/usage'), 429, 'rate_limited');
+    assert.equal(await minuteLeftAfterPetsCall(app, key), 59, "the account's windows were not touched");
+    // Another account has its own usage limit.
+    usageOf(await api(app, second.key).get('/v1/usage'));
+    clock.set(MID + 30_000);
+    const next = usageOf(await client.get('/v1/usage'));
+    assert.equal(next.key.ban, null, 'the refusals did not ban the key');
+    assert.equal(next.windows.minute.remaining, 60, 'a new minute');
+  });
+
+  it('answers a banned key, with its ban, and the ban in the rate-limit headers', async () => {
+    clock.set(MID);
+    const { key } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 100 });
+    await driveToBan(app, key);
+    const answer = await api(app, key).get('/v1/usage');
+    const usage = usageOf(answer);
+    const until = MID + 900_000;
+    assert.deepEqual(usage.key.ban, { until: new Date(until).toISOString(), retryAfter: 900 });
+    assert.deepEqual(usage.windows.minute, { limit: 2, remaining: 0, reset: NEXT_MINUTE_SECONDS });
+    assert.equal(answer.headers.get('x-ratelimit-remaining'), '0');
+    assert.equal(answer.headers.get('x-ratelimit-reset'), String(until / 1000));
+    const pets = await request(app, '/v1/pets', { key });
+    assert.equal(pets.status, 429);
+    assert.equal(errorOf(pets).code, 'key_banned', 'the key is still banned for everything else');
+  });
+
+  it("shows the key's expiry", async () => {
+    clock.set(MID);
+    const { key } = await app.newKey({ expiresInMs: DAY_MS });
+    const usage = usageOf(await api(app, key).get('/v1/usage'));
+    assert.equal(usage.key.expiresAt, new Date(MID + DAY_MS).toISOString());
+  });
+
+  it('refuses a missing or unknown key with 401, and other methods with 405', async () => {
+    clock.set(MID);
+    const anonymous = api(app, null);
+    const missing = await anonymous.get('/v1/usage');
+    assertError(missing, 401, 'unauthorized');
+    assert.match(missing.headers.get('www-authenticate') ?? '', /^Bearer /);
+    assertError(await anonymous.get('/v1/usage', { key: `pst_${'a'.repeat(36)}` }), 401, 'unauthorized');
+    const { key } = await app.newKey();
+    const post = await request(app, '/v1/usage', { method: 'POST', key, body: '{}' });
+    assert.equal(post.status, 405);
+    assert.equal(errorOf(post).code, 'method_not_allowed');
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    const head = await request(app, '/v1/usage', { method: 'HEAD', key });
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+  });
+});
+
+describe('USAGE_PER_MINUTE', () => {
+  it('defaults to 30 and is refused at start-up unless a positive integer', () => {
+    assert.equal(loadConfig({}).usagePerMinute, 30);
+    assert.equal(loadConfig({ USAGE_PER_MINUTE: '5' }).usagePerMinute, 5);
+    for (const value of ['0', '-1', 'many']) {
+      assert.throws(
+        () => loadConfig({ USAGE_PER_MINUTE: value }),
+        (error: unknown) =>
+          error instanceof ConfigError && /^invalid configuration: USAGE_PER_MINUTE /.test(error.message),
+        value,
+      );
+    }
+  });
+});
