@@ -33,6 +33,15 @@ export function throughputRatio(of: readonly RunFigures[], to: readonly RunFigur
   return medianFigures(of).requestsPerSecond / medianFigures(to).requestsPerSecond;
 }
 
+/**
+ * The median of the rounds' own ratios. Within a round the two targets run seconds apart, so a
+ * slow patch of the machine touches both; across rounds it does not, which the ratio of medians
+ * (throughputRatio) cannot tell from a real difference.
+ */
+export function pairedRatio(of: readonly RunFigures[], to: readonly RunFigures[]): number {
+  return median(of.map((run, round) => run.requestsPerSecond / (to[round] as RunFigures).requestsPerSecond));
+}
+
 const line = (cells: readonly string[]): string =>
   cells.map((cell, column) => (column === 0 ? cell.padEnd(9) : cell.padStart(column === 4 ? 14 : 8))).join(' ');
 
@@ -58,6 +67,9 @@ export function formatScenario(title: string, targets: readonly TargetRuns[]): s
   const comparison =
     current === undefined || baseline === undefined
       ? []
-      : [`current/baseline req/s: ${throughputRatio(current, baseline).toFixed(3)}`];
+      : [
+          `current/baseline req/s: ${throughputRatio(current, baseline).toFixed(3)} (ratio of medians), ` +
+            `${pairedRatio(current, baseline).toFixed(3)} (median of the rounds' ratios)`,
+        ];
   return [...header, ...rows, ...comparison].join('\n');
 }

@@ -14,6 +14,7 @@ import type { RateLimiter } from './ratelimit/limiter.ts';
 import { MemoryLimiter } from './ratelimit/memory-limiter.ts';
 import { RateLimitPolicy } from './ratelimit/rate-limit-policy.ts';
 import type { RedisLimiter } from './ratelimit/redis-limiter.ts';
+import { LogDestination } from './log-destination.ts';
 import { openStore } from './storage/open-store.ts';
 import type { Store } from './storage/store.ts';
 
@@ -34,13 +35,10 @@ export interface ServiceOptions {
   readonly logger?: Logger;
 }
 
-/** Longest a log line waits in the destination's buffer when traffic is too light to fill it. */
-const LOG_FLUSH_INTERVAL_MS = 1000;
-
 /**
  * One logger for the app and the services, so every line, the access log's included, has the same
- * shape and redaction. Lines go out through pino's asynchronous destination, gathered into 4 KiB
- * writes instead of one write(2) per request, and flushed at least once a second and on shutdown.
+ * shape and redaction. Lines are gathered into 64 KiB writes instead of one write(2) per request
+ * (src/log-destination.ts), and flushed at least once a second and on shutdown.
  * `destination` is a file descriptor, or any stream (tests collect lines in memory).
  *
  * Keys are redacted from the finished line (`streamWrite`), not field by field: clients put them in
@@ -52,13 +50,8 @@ export function createLogger(level: string, destination: number | DestinationStr
     paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
     censor: '[redacted]',
   };
-  const stream =
-    typeof destination === 'number'
-      ? pino.destination({ dest: destination, minLength: 4096, sync: false })
-      : destination;
-  const logger = pino({ level, redact, hooks: { streamWrite: redactKeys } }, stream);
-  setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS).unref();
-  return logger;
+  const stream = typeof destination === 'number' ? new LogDestination(destination) : destination;
+  return pino({ level, redact, hooks: { streamWrite: redactKeys } }, stream);
 }
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
