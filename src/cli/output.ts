@@ -24,6 +24,11 @@ export function iso(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString();
 }
 
+/** For JSON: an absent time stays null. */
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : iso(ms);
+}
+
 /** An account with its effective limits: the plan's, or the account's own on the enterprise plan. */
 function accountJson(account: AccountRecord): object {
   const limits = limitsFor(account);
@@ -40,9 +45,9 @@ export function keyJson(key: ApiKeyRecord): object {
   return {
     id: key.id,
     createdAt: iso(key.createdAt),
-    lastUsedAt: key.lastUsedAt === null ? null : iso(key.lastUsedAt),
-    expiresAt: key.expiresAt === null ? null : iso(key.expiresAt),
-    revokedAt: key.revokedAt === null ? null : iso(key.revokedAt),
+    lastUsedAt: isoOrNull(key.lastUsedAt),
+    expiresAt: isoOrNull(key.expiresAt),
+    revokedAt: isoOrNull(key.revokedAt),
     bannedUntil: activeBan(key),
   };
 }
