@@ -157,7 +157,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     else route.onSend = Array.isArray(hooks) ? [...hooks, allowBriefCaching] : [hooks, allowBriefCaching];
   });
   app.addHook('onRequest', authenticationHook(deps.keyVerifier, deps.limits ?? refuseUnauthenticated));
-  app.addHook('onResponse', async (request, reply) => {
+  // Hooks that never wait are callback-style: an async one costs a promise and a microtask per request.
+  app.addHook('onResponse', (request, reply, done) => {
     const { method, url } = request;
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
@@ -166,6 +167,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // The key's id, never the key: the line must be safe to ship to any log store.
     const key = request.principal?.keyId;
     request.log.info({ method, url, status, ms: Math.round(reply.elapsedTime * 10) / 10, key }, 'request');
+    done();
   });
 
   app.setErrorHandler(createErrorHandler());
@@ -196,11 +198,12 @@ function installFirstHook(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     // Public documents are upgraded to PUBLIC_DOCUMENT once they succeed (allowBriefCaching).
     reply.header('x-request-id', request.id).header('cache-control', NO_STORE);
-    if (!closing) return;
+    if (!closing) return done();
     reply.header('connection', 'close');
+    // Answered here: a callback hook that sends does not call done().
     sendError(reply, 'service_unavailable', 'the service is shutting down; retry the request');
   });
 }

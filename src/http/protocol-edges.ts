@@ -29,19 +29,25 @@ export function installProtocolEdges(app: FastifyInstance): void {
   server.on('connect', answerConnect);
 
   // Before authentication, like any request Node cannot serve as sent: the answer reveals nothing.
-  app.addHook('onRequest', async (request, reply) => {
-    if (!unsupportedExpectation.has(request.raw)) return;
+  // Both hooks are callback-style: they never wait, and an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!unsupportedExpectation.has(request.raw)) return done();
     const expectation = quoted(request.headers.expect ?? '');
     const hint = 'send no Expect header, or Expect: 100-continue';
+    // Answered here: a callback hook that sends does not call done().
     sendError(reply, 'invalid_body', `the expectation ${expectation} is not supported; ${hint}`);
   });
 
   // preParsing runs once authentication and limits let the request through, right before the body
   // is read: only then is the client told to send it.
-  app.addHook('preParsing', async (request, reply, payload) => {
-    if (request.routeOptions.schema?.body !== undefined) refuseUnreadableBody(request);
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    try {
+      if (request.routeOptions.schema?.body !== undefined) refuseUnreadableBody(request);
+    } catch (error) {
+      return done(error as Error);
+    }
     if (awaitingContinue.has(request.raw)) sendContinue(reply);
-    return payload;
+    done(null, payload);
   });
 }
 
