@@ -126,7 +126,9 @@ export class RateLimitPolicy {
       return this.banned(state, prepared.policy, bannedUntil, now);
     }
     const result = await this.limiter.consume(prepared.counted, now);
-    return this.judge(principal, prepared.policy, result, now);
+    // Allowed is the common answer, given here rather than through another async call.
+    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, prepared.policy) };
+    return this.refuse(principal, prepared.policy, result, now);
   }
 
   /** Counts a request without a valid key against its client address. */
@@ -146,13 +148,13 @@ export class RateLimitPolicy {
     return this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address');
   }
 
-  private async judge(
+  /** A counted request of a verified key that its account's windows refused: limited, or banned. */
+  private async refuse(
     principal: KeyPrincipal,
     policy: string,
     result: ConsumeResult,
     now: number,
   ): Promise<LimitVerdict> {
-    if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, policy) };
     // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
     // Strikes are counted atomically, so exactly one request (on any instance) sees the crossing
     // and writes the ban; the rest of a burst in flight meanwhile are refused as rate_limited.
