@@ -35,7 +35,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOptions): void {
   const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
   const { pets, metrics, publicBaseUrl } = options;
-  const migrationNote = `${publicBaseUrl}/docs#/pets/getPet`;
+  const deprecationLink = `<${publicBaseUrl}/docs#/pets/getPet>; rel="deprecation"; type="text/html"`;
   const deprecationHeader = `@${Math.floor(pets.deprecation.deprecatedAt.getTime() / 1000)}`;
   const sunsetHeader = pets.deprecation.sunsetAt.toUTCString();
 
@@ -153,7 +153,7 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
       onSend: (request, reply, payload, done) => {
         reply.header('deprecation', deprecationHeader);
         reply.header('sunset', sunsetHeader);
-        reply.header('link', `<${migrationNote}>; rel="deprecation"; type="text/html"`);
+        reply.header('link', deprecationLink);
         if (request.principal) metrics.deprecatedCalls.inc({ account: request.principal.accountName });
         done(null, payload);
       },
