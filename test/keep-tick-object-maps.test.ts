@@ -12,18 +12,13 @@ const MODULE = pathToFileURL(join(import.meta.dirname, '..', 'src', 'keep-tick-o
  * made now must still have the hidden class of the one held at start-up.
  */
 const PROBE = `
-import { createHook } from 'node:async_hooks';
-const { heldTickObject } = await import(${JSON.stringify(MODULE)});
+const { heldTickObject, newTickObject } = await import(${JSON.stringify(MODULE)});
 const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)');
 for (let round = 0; round < 5; round += 1) {
   await new Promise((resolve) => setImmediate(resolve));
   globalThis.gc();
 }
-let fresh;
-const hook = createHook({ init(_id, type, _trigger, resource) { if (type === 'TickObject') fresh ??= resource; } });
-hook.enable();
-process.nextTick(() => {});
-hook.disable();
+const fresh = newTickObject();
 const held = heldTickObject();
 const probe = { held: held !== undefined, distinct: held !== fresh, sameMap: haveSameMap(held, fresh) };
 process.stdout.write(JSON.stringify(probe));
