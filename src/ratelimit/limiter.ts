@@ -28,6 +28,11 @@ export interface ConsumeResult {
    * since its first refusal, counting this one, until the blocking windows reset.
    */
   readonly strikes: number;
+  /**
+   * True when a shared limiter could not be reached and this process's own memory answered: its
+   * counts cover only the requests this process saw.
+   */
+  readonly fallback: boolean;
 }
 
 export interface ConsumeRequest {

@@ -108,7 +108,7 @@ export class MemoryLimiter implements RateLimiter {
     if (!allowed && blocked && !request.peek && request.strikeSubject !== undefined) {
       strikes = this.strike(request.strikeSubject, now, blockedUntil(windows), subject);
     }
-    return { allowed, windows, strikes };
+    return { allowed, windows, strikes, fallback: false };
   }
 
   async clearStrikes(strikeSubject: string): Promise<void> {

@@ -159,7 +159,7 @@ export class RedisLimiter implements RateLimiter {
       result = await this.withDeadline(this.consumeInRedis(request, now));
     } catch (error) {
       this.fellBack(asError(error));
-      return this.fallback.consume(request, now);
+      return { ...(await this.fallback.consume(request, now)), fallback: true };
     }
     if (this.degraded) {
       this.degraded = false;
@@ -222,7 +222,7 @@ export class RedisLimiter implements RateLimiter {
       resetAt: resets[index] as number,
       seconds: window.seconds,
     }));
-    return { allowed: numbers[0] === 1, windows, strikes: numbers[1] as number };
+    return { allowed: numbers[0] === 1, windows, strikes: numbers[1] as number, fallback: false };
   }
 
   private strikeKey(strikeSubject: string): string {

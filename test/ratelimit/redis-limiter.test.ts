@@ -346,7 +346,8 @@ describe('RedisLimiter: Redis unreachable', () => {
       for (let i = 0; i < 4; i += 1) {
         const { value, ms } = await timed(limiter.consume(request, MID_MINUTE));
         assert.ok(ms < 300, `answered in ${ms.toFixed(0)} ms`);
-        assert.deepEqual(value, await reference.consume(request, MID_MINUTE), 'the fallback limits like MemoryLimiter');
+        const expected = { ...(await reference.consume(request, MID_MINUTE)), fallback: true };
+        assert.deepEqual(value, expected, 'the fallback limits like MemoryLimiter and says it answered');
       }
       assert.equal(fallbacks.errors.length, 4);
       assert.match(fallbacks.errors[0]?.message ?? '', /Redis is unreachable/);
@@ -387,6 +388,7 @@ describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
     assert.ok(during.ms < 300, `answered in ${during.ms.toFixed(0)} ms while Redis is down`);
     assert.equal(during.value.allowed, true);
     assert.equal(minuteOf(during.value), 99, 'counted by the instance alone');
+    assert.equal(during.value.fallback, true, 'the answer says it came from the fallback');
     assert.equal(first.fallbacks.errors.length, 1);
     await assert.rejects(first.limiter.ping());
 
@@ -408,6 +410,7 @@ describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
     );
     const shared = await second.limiter.consume({ ...request, subject: `${request.subject}:after` }, MID_MINUTE);
     assert.equal(second.fallbacks.errors.length, 0);
+    assert.equal(shared.fallback, false, 'the answer says Redis gave it');
     assert.equal(minuteOf(shared), 98, 'counts are shared through the restarted Redis again (script reloaded)');
     await first.limiter.ping();
   });
