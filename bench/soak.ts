@@ -52,7 +52,9 @@ function loadSettings(): Settings {
   return {
     requests: positive('SOAK_REQUESTS', 200_000),
     concurrency: positive('SOAK_CONCURRENCY', 128),
-    maxRssMb: positive('SOAK_MAX_RSS_MB', 300),
+    // Above the spread of plateaus this service reaches (278–333 MB, docs/operations.md), and far below
+    // what unbounded growth reaches (over 1 GB when caches were capped in entries, not bytes).
+    maxRssMb: positive('SOAK_MAX_RSS_MB', 350),
     sampleMs: positive('SOAK_SAMPLE_SECONDS', 3) * 1000,
     settleSeconds: positive('SOAK_SETTLE_SECONDS', 60),
     kinds: kindsOf(process.env.SOAK_KINDS),
