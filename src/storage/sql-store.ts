@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { ConflictError } from '../errors.ts';
 import { withinDeadline } from './deadline.ts';
 import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
@@ -242,8 +242,15 @@ export class SqlStore implements Store {
 
 class SqlPets implements PetStore {
   private readonly dialect: StoreDialect;
+  /**
+   * getPet's statement, built and compiled once: every read of a pet that is not cached, unknown ids
+   * included, runs it with only its id changed. Building and compiling it on every call cost about
+   * 64,000 of the 277,000 instructions of a 404 (callgrind).
+   */
+  private readonly selectById: string;
   constructor(dialect: StoreDialect) {
     this.dialect = dialect;
+    this.selectById = dialect.db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', 0).compile().sql;
   }
 
   create(pet: NewPetRecord, now: number): Promise<PetRecord> {
@@ -256,8 +263,8 @@ class SqlPets implements PetStore {
 
   async get(id: number): Promise<PetRecord | undefined> {
     if (!isId(id)) return undefined;
-    const row = await this.dialect.db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id).executeTakeFirst();
-    return row ? toPet(row) : undefined;
+    const { rows } = await this.dialect.db.executeQuery<PetRow>(CompiledQuery.raw(this.selectById, [id]));
+    return rows[0] ? toPet(rows[0]) : undefined;
   }
 
   async list(query: PetListQuery): Promise<PetRecord[]> {
