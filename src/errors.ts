@@ -37,7 +37,12 @@ export function isHttpErrorCode(code: string): code is HttpErrorCode {
 export class DomainError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string) {
+    // An outcome for the client, never logged with a stack: capturing one cost about 33,000 of the
+    // 213,000 instructions of a 404 (callgrind). V8 reads Error.stackTraceLimit as the error is made.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = new.target.name;
     this.code = code;
   }
