@@ -1,18 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Kysely, sql, SqliteAdapter, SqliteDialect, type Compilable, type DialectAdapter, type Driver } from 'kysely';
+import { Kysely, sql, SqliteAdapter, SqliteDialect, type DialectAdapter, type Driver } from 'kysely';
 import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
 import { migrateToLatest, type MigrationDialect } from './migrations.ts';
 import {
   completedOutcome,
   findIdempotency,
   insertPet,
+  precompile,
   SqlStore,
   storeIdempotency,
   type Database,
   type IdempotencyRow,
   type PetCommitter,
+  type PrecompiledQuery,
   type StoreDialect,
 } from './sql-store.ts';
 import {
@@ -146,32 +148,6 @@ class TransactionalDdlAdapter extends SqliteAdapter {
 
 // ---------------------------------------------------------------------------------------------
 // Group commit
-
-interface PrecompiledQuery<Row> {
-  readonly sql: string;
-  readonly parameters: readonly unknown[];
-  /** Only carries the row type. */
-  readonly row?: Row;
-}
-
-/**
- * Compiles a query once and binds each call's values in the order `parameters` lists them:
- * building and compiling a Kysely query per row cost about as much as the commits themselves
- * (~30 µs a row). Compiling a sample checks that order is the one Kysely binds in.
- */
-function precompile<Args, Row>(
-  build: (args: Args) => Compilable<Row>,
-  parameters: (args: Args) => readonly unknown[],
-  sample: Args,
-): (args: Args) => PrecompiledQuery<Row> {
-  const compiled = build(sample).compile();
-  const expected = parameters(sample);
-  const sameOrder =
-    compiled.parameters.length === expected.length &&
-    compiled.parameters.every((value, index) => value === expected[index]);
-  if (!sameOrder) throw new Error(`unexpected parameter order in ${compiled.sql}`);
-  return (args) => ({ sql: compiled.sql, parameters: parameters(args) });
-}
 
 interface CreateArgs {
   readonly pet: NewPetRecord;
