@@ -279,6 +279,7 @@ class SqlPets implements PetStore {
    * it on every call cost about 64,000 of the 277,000 instructions of a 404 (callgrind).
    */
   private readonly selectById: (id: number) => PrecompiledQuery<PetRow>;
+  private readonly listStatements = new Map<string, (args: ListArgs) => PrecompiledQuery<PetRow>>();
   constructor(dialect: StoreDialect) {
     this.dialect = dialect;
     this.selectById = precompile<number, PetRow>(
@@ -306,18 +307,44 @@ class SqlPets implements PetStore {
     // Ids are safe integers: past 2^53 there is nothing to list, and fractions compare like their floor.
     if (query.afterId >= Number.MAX_SAFE_INTEGER || query.limit <= 0) return [];
     const afterId = Math.max(0, Math.floor(query.afterId) || 0);
-    // LIMIT is written into the SQL (one cached statement per value): a bound LIMIT made SQLite
-    // re-prepare the statement on every call, which cost a third of a list request.
-    let select = this.dialect.db
-      .selectFrom('pets')
-      .select(PET_COLUMNS)
-      .where('id', '>', afterId)
-      .orderBy('id')
-      .limit(sql.lit(Math.trunc(query.limit)));
-    if (query.status !== undefined) select = select.where('status', '=', query.status);
-    return (await select.execute()).map(toPet);
+    const select = this.listStatement(Math.trunc(query.limit), query.status !== undefined);
+    return (await executePrecompiled(this.dialect.db, select({ afterId, status: query.status }))).map(toPet);
+  }
+
+  /**
+   * The listing for one LIMIT, with or without the status filter, compiled on first use. LIMIT is
+   * written into the SQL: a bound LIMIT made SQLite re-prepare the statement on every call, which
+   * cost a third of a list request. Compiled once, not per call, an uncached 30-pet page went from
+   * 590,000 to 444,000 instructions (callgrind).
+   */
+  private listStatement(limit: number, filtered: boolean): (args: ListArgs) => PrecompiledQuery<PetRow> {
+    const key = `${limit}:${filtered}`;
+    let statement = this.listStatements.get(key);
+    if (statement === undefined) {
+      const db = this.dialect.db;
+      statement = precompile<ListArgs, PetRow>(
+        ({ afterId, status }) => {
+          const select = db.selectFrom('pets').select(PET_COLUMNS).where('id', '>', afterId);
+          const chosen = status === undefined ? select : select.where('status', '=', status);
+          return chosen.orderBy('id').limit(sql.lit(limit));
+        },
+        ({ afterId, status }) => (status === undefined ? [afterId] : [afterId, status]),
+        { afterId: 1, status: filtered ? 'sold' : undefined },
+      );
+      // Callers ask for at most a page and one more row: this only bounds an unexpected caller.
+      if (this.listStatements.size >= MAX_LIST_STATEMENTS) this.listStatements.clear();
+      this.listStatements.set(key, statement);
+    }
+    return statement;
   }
 }
+
+interface ListArgs {
+  readonly afterId: number;
+  readonly status: PetStatus | undefined;
+}
+
+const MAX_LIST_STATEMENTS = 512;
 
 class SqlAccounts implements AccountStore {
   private readonly db: Database;
