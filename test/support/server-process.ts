@@ -50,7 +50,9 @@ export async function startServerProcess(
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  // A start takes about 2 s alone, but the CLI suite starts servers while its other groups spawn
+  // command after command on the same two cores: there one took longer than 15 s.
+  const deadline = Date.now() + (options.timeoutMs ?? 45_000);
   const url = `http://127.0.0.1:${port}`;
   while (!(await answers(`${url}/healthz`))) {
     if (child.exitCode !== null || Date.now() > deadline) {
