@@ -83,14 +83,24 @@ describe('the /docs page (served files and document)', () => {
     }
   });
 
-  it('documents status as a plain enum, with an example', () => {
+  it('documents the status filter by the PetStatus schema, a plain enum with an example', () => {
     const status = parameter(document, '/pets', 'status');
-    const schema = status['schema'] as Json;
+    assert.deepEqual(status['schema'], { $ref: '#/components/schemas/PetStatus' });
+    assert.equal(status['description'], 'Availability of a pet.');
+    const schema = ((document['components'] as Json)['schemas'] as Record<string, Json>)['PetStatus'] ?? {};
     // An `anyOf` of constants would show as `string | (string | string | string)` instead of a choice.
     assert.equal(schema['type'], 'string');
     assert.deepEqual(schema['enum'], [...PET_STATUSES]);
     assert.equal('anyOf' in schema, false);
-    assert.equal(status['example'], 'available');
+    assert.deepEqual(schema['examples'], ['available']);
+  });
+
+  it('states the bounds and default of limit in its schema and in words', () => {
+    const limit = parameter(document, '/pets', 'limit');
+    const schema = limit['schema'] as Json;
+    assert.deepEqual([schema['minimum'], schema['maximum'], schema['default']], [1, 100, 20]);
+    // The page shows no minimum or maximum of a parameter: the description says them.
+    assert.equal(limit['description'], 'Most pets to return, from 1 to 100; 20 when absent.');
   });
 
   it('gives every request body and parameter a realistic example, but no made-up cursor', () => {
@@ -104,6 +114,5 @@ describe('the /docs page (served files and document)', () => {
     const examplesOf = (field: string) => (newPet?.properties[field] as Json)['examples'];
     assert.deepEqual(examplesOf('name'), ['Rex']);
     assert.deepEqual(examplesOf('categoryId'), [3]);
-    assert.deepEqual(examplesOf('status'), ['available']);
   });
 });

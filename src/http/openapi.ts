@@ -63,11 +63,14 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
     transform: ({ schema, url }) => ({ schema, url: withoutVersionPrefix(url) }),
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
-      for (const operation of operationsOf(documentObject.openapiObject.paths)) {
+      const document = documentObject.openapiObject;
+      const schemas = isRecord(document.components?.schemas) ? document.components.schemas : {};
+      for (const operation of operationsOf(document.paths)) {
         referenceSharedHeaders(operation);
         exemplifyRequestBody(operation);
+        describeReferencingParameters(operation, schemas);
       }
-      return documentObject.openapiObject;
+      return document;
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
@@ -115,6 +118,24 @@ function exemplifyRequestBody(operation: Record<string, unknown>): void {
     if (typeof ref !== 'string' || !ref.startsWith(SCHEMA_COMPONENTS_PATH)) continue;
     const example = REQUEST_BODY_EXAMPLES[ref.slice(SCHEMA_COMPONENTS_PATH.length)];
     if (example !== undefined) media['example'] = example;
+  }
+}
+
+/**
+ * @fastify/swagger drops the siblings of a parameter schema's `$ref`, so a parameter whose schema is
+ * a shared component (the `status` filter) takes that component's description.
+ */
+function describeReferencingParameters(operation: Record<string, unknown>, schemas: Record<string, unknown>): void {
+  const parameters = operation['parameters'];
+  if (!Array.isArray(parameters)) return;
+  for (const parameter of parameters) {
+    if (!isRecord(parameter) || 'description' in parameter || !isRecord(parameter['schema'])) continue;
+    const ref = parameter['schema']['$ref'];
+    if (typeof ref !== 'string' || !ref.startsWith(SCHEMA_COMPONENTS_PATH)) continue;
+    const component = schemas[ref.slice(SCHEMA_COMPONENTS_PATH.length)];
+    if (isRecord(component) && typeof component['description'] === 'string') {
+      parameter['description'] = component['description'];
+    }
   }
 }
 

@@ -1,20 +1,29 @@
 import { Type, type Static } from 'typebox';
 import { HTTP_ERROR_CODES } from '../errors.ts';
-import { PET_STATUSES } from '../storage/store.ts';
+import { PET_STATUSES, type PetStatus } from '../storage/store.ts';
 
 /**
  * The shapes of v1, written once. They validate requests (src/http/validation.ts), type the
  * handlers, and are the OpenAPI document's components. `x-expectation` is the phrase error messages
- * use to say what a valid value looks like. `examples` are what the reference page fills in: without
- * them it makes up values, random strings from the name pattern among them. `cursor` has none on
- * purpose: the page would send a made-up cursor with every "Try it out" of listPets.
+ * use to say what a valid value looks like. `examples` are the reference page's sample values:
+ * without them it makes up values, random strings from the name pattern among them. `cursor` has
+ * none on purpose: a made-up cursor is no example of anything.
  */
+const STATUS_EXPECTATION = `one of ${PET_STATUSES.join(', ')}`;
+
 export const PetStatusSchema = Type.Enum(PET_STATUSES, {
+  $id: 'PetStatus',
   type: 'string',
   description: 'Availability of a pet.',
   examples: ['available'],
-  'x-expectation': `one of ${PET_STATUSES.join(', ')}`,
+  'x-expectation': STATUS_EXPECTATION,
 });
+
+/**
+ * Where a field or parameter is a status. Validation messages read `x-expectation` from the field
+ * itself, so the reference carries it too; the document keeps only the `$ref`.
+ */
+const PetStatusRef = Type.Unsafe<PetStatus>(Type.Ref('PetStatus', { 'x-expectation': STATUS_EXPECTATION }));
 
 const Int64 = (description: string) =>
   Type.Integer({
@@ -38,7 +47,7 @@ export const NewPetSchema = Type.Object(
   {
     name: PetName,
     categoryId: Int64('Category of the animal. Any int64; values beyond 2^53 are kept digit for digit.'),
-    status: Type.Optional(PetStatusSchema),
+    status: Type.Optional(PetStatusRef),
   },
   {
     $id: 'NewPet',
@@ -52,7 +61,7 @@ export const PetSchema = Type.Object(
     id: Type.Integer({ format: 'int64', minimum: 1, description: 'Assigned by the service; positive and increasing.' }),
     name: PetName,
     categoryId: Int64('Category of the animal.'),
-    status: Type.Optional(PetStatusSchema),
+    status: Type.Optional(PetStatusRef),
   },
   {
     $id: 'Pet',
@@ -83,17 +92,19 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error', additionalProperties: false },
 );
 
+/** A page's size: the bounds validate `limit`, and its description states them for the reference page. */
+const PAGE_LIMIT = { minimum: 1, maximum: 100, default: 20 } as const;
+const PAGE_LIMIT_RANGE = `from ${PAGE_LIMIT.minimum} to ${PAGE_LIMIT.maximum}`;
+
 export const ListPetsQuerySchema = Type.Object({
   limit: Type.Optional(
     Type.Integer({
-      minimum: 1,
-      maximum: 100,
-      default: 20,
-      description: 'Most pets to return.',
-      'x-expectation': 'an integer from 1 to 100',
+      ...PAGE_LIMIT,
+      description: `Most pets to return, ${PAGE_LIMIT_RANGE}; ${PAGE_LIMIT.default} when absent.`,
+      'x-expectation': `an integer ${PAGE_LIMIT_RANGE}`,
     }),
   ),
-  status: Type.Optional(PetStatusSchema),
+  status: Type.Optional(PetStatusRef),
   cursor: Type.Optional(
     Type.String({
       minLength: 1,
@@ -113,7 +124,7 @@ export const PetIdParamsSchema = Type.Object({
   }),
 });
 
-export const sharedSchemas = [NewPetSchema, PetSchema, PetsSchema, ErrorSchema] as const;
+export const sharedSchemas = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema] as const;
 
 export type NewPetBody = Static<typeof NewPetSchema>;
 export type ErrorBody = Static<typeof ErrorSchema>;

@@ -74,6 +74,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /**
+     * @description Availability of a pet.
+     * @example available
+     * @enum {string}
+     */
+    PetStatus: 'available' | 'pending' | 'sold';
     /** @description Body of createPet. Any other field, `id` included, is refused. */
     NewPet: {
       /**
@@ -87,12 +93,7 @@ export interface components {
        * @example 3
        */
       categoryId: number;
-      /**
-       * @description Availability of a pet.
-       * @example available
-       * @enum {string}
-       */
-      status?: 'available' | 'pending' | 'sold';
+      status?: components['schemas']['PetStatus'];
     };
     /** @description A pet. `status` is absent when the pet was created without one. */
     Pet: {
@@ -112,12 +113,7 @@ export interface components {
        * @example 3
        */
       categoryId: number;
-      /**
-       * @description Availability of a pet.
-       * @example available
-       * @enum {string}
-       */
-      status?: 'available' | 'pending' | 'sold';
+      status?: components['schemas']['PetStatus'];
     };
     /** @description A page of pets in ascending id order. */
     Pets: components['schemas']['Pet'][];
@@ -240,13 +236,10 @@ export interface operations {
   listPets: {
     parameters: {
       query?: {
-        /** @description Most pets to return. */
+        /** @description Most pets to return, from 1 to 100; 20 when absent. */
         limit?: number;
-        /**
-         * @description Availability of a pet.
-         * @example available
-         */
-        status?: 'available' | 'pending' | 'sold';
+        /** @description Availability of a pet. */
+        status?: components['schemas']['PetStatus'];
         /** @description Opaque position from the `next` link of the previous page. */
         cursor?: string;
       };
