@@ -4,8 +4,85 @@
 'use strict';
 
 // The page is reachable as /docs, /docs/ and /docs/static/index.html: the document is found from
-// this script's own address, which is the same for all three.
-const SPEC_URL = new URL('../json', document.currentScript.src).href;
+// this script's own address, which is the same for all three. It is the document's public address,
+// which the page shows as its link under the title; relative, so a path prefix added by a proxy holds.
+const SPEC_URL = new URL('../../v1/openapi.json', document.currentScript.src).href;
+
+/**
+ * "Try it out" sends only what the user chose. swagger-ui fills each parameter from its example,
+ * its default or (when required) its first allowed value, and has no setting to stop it; it reads
+ * them for that through `parameterWithMetaByIdentity`, while the row shows them from its `param`
+ * prop. So the row gets a selector without them: the example and default stay on the page as text,
+ * and an empty field means "not sent", which for `limit` means its default anyway.
+ */
+function NoPrefillPlugin() {
+  return {
+    wrapComponents: {
+      parameterRow: (Original, system) => (props) =>
+        system.React.createElement(Original, { ...props, specSelectors: withoutSuggestedValues(props.specSelectors) }),
+    },
+  };
+}
+
+const SUGGESTED_VALUES = ['example', 'examples', 'x-example', 'default'];
+// `enum` too: a required parameter would otherwise get the first of its allowed values.
+const SUGGESTING_SCHEMA_KEYWORDS = [...SUGGESTED_VALUES, 'enum'];
+
+function withoutSuggestedValues(specSelectors) {
+  return {
+    ...specSelectors,
+    parameterWithMetaByIdentity: (...args) => {
+      const parameter = specSelectors.parameterWithMetaByIdentity(...args);
+      if (!isImmutableMap(parameter)) return parameter;
+      const bare = withoutKeys(parameter, SUGGESTED_VALUES);
+      const schema = parameter.get('schema');
+      return isImmutableMap(schema) ? bare.set('schema', withoutKeys(schema, SUGGESTING_SCHEMA_KEYWORDS)) : bare;
+    },
+  };
+}
+
+function isImmutableMap(value) {
+  return typeof value?.get === 'function' && typeof value.delete === 'function';
+}
+
+function withoutKeys(map, keys) {
+  return keys.reduce((rest, key) => rest.delete(key), map);
+}
+
+/**
+ * Names the shared schemas where swagger-ui's OpenAPI 3.1 view would write a bare type: it tells a
+ * type from the schema alone, so `Pets` read `array<any>` (or `array<object>` once expanded) and a
+ * status field `any` or `string`. A reference, `$ref` in the document or the `$$ref` swagger-ui
+ * leaves on what it resolved, is shown by its component's name (`array<Pet>`, `PetStatus`).
+ */
+function SchemaNamesPlugin() {
+  return {
+    wrapComponents: {
+      JSONSchema202012KeywordType: (Original, system) => (props) => {
+        const name = namedType(props.schema);
+        if (name === undefined) return system.React.createElement(Original, props);
+        const className = 'json-schema-2020-12__attribute json-schema-2020-12__attribute--primary';
+        // That class writes types in lower case; a component's name keeps its own. (A style set from
+        // script is not an inline style attribute: the page's Content-Security-Policy allows it.)
+        const style = { textTransform: 'none' };
+        const text = props.isCircular ? `${name} [circular]` : name;
+        return system.React.createElement('strong', { className, style }, text);
+      },
+    },
+  };
+}
+
+const COMPONENT_SCHEMA = /#\/components\/schemas\/([^/]+)$/;
+
+function namedType(schema) {
+  if (schema === null || typeof schema !== 'object') return undefined;
+  for (const reference of [schema.$ref, schema.$$ref]) {
+    const name = typeof reference === 'string' ? COMPONENT_SCHEMA.exec(reference)?.[1] : undefined;
+    if (name !== undefined) return decodeURIComponent(name);
+  }
+  const items = schema.type === 'array' ? namedType(schema.items) : undefined;
+  return items === undefined ? undefined : `array<${items}>`;
+}
 
 /**
  * Renders a JSON response body as the service sent it, re-indented. swagger-ui's own rendering
@@ -99,7 +176,7 @@ globalThis.addEventListener('load', () => {
     deepLinking: true,
     layout: 'BaseLayout',
     presets: [SwaggerUIBundle.presets.apis],
-    plugins: [ExactJsonPlugin],
+    plugins: [ExactJsonPlugin, NoPrefillPlugin, SchemaNamesPlugin],
     // No third-party validator badge: the page calls nothing but its own origin.
     validatorUrl: null,
   });
