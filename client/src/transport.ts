@@ -276,6 +276,8 @@ export class Transport {
 
   /** One fetch and its body. A network failure is an outcome to retry; an abort is thrown. */
   private async attempt(request: ApiRequest, call: Call): Promise<Outcome> {
+    // fetch would reject an aborted signal too, but only after the fetch given to the client has seen the request.
+    call.scope.signal.throwIfAborted();
     const init: RequestInit = { method: request.method, headers: call.headers, signal: call.scope.signal };
     if (request.body !== undefined) init.body = request.body;
     let response: Response;
