@@ -1,10 +1,20 @@
 // Creates a pet idempotently, walks every available pet page by page, and prints the account's usage.
-// Against `npm start`: PETSTORE_URL=http://127.0.0.1:8080/v1 PETSTORE_API_KEY=pst_… node examples/list-and-create.ts
-import { PetstoreClient, PetstoreError } from '@petstore/client';
+// Against `npm start`, from the repository root (the condition makes Node run the client's TypeScript source):
+//   PETSTORE_URL=http://127.0.0.1:8080/v1 PETSTORE_API_KEY=pst_… node --conditions=@petstore/source \
+//     examples/list-and-create.ts
+import { int64Replacer, PetstoreClient, PetstoreError } from '@petstore/client';
 
 const apiKey = process.env.PETSTORE_API_KEY;
 if (!apiKey) throw new Error('set PETSTORE_API_KEY to an API key (npm start prints one on an empty store)');
-const client = new PetstoreClient({ baseUrl: process.env.PETSTORE_URL ?? 'http://127.0.0.1:8080/v1', apiKey });
+const client = new PetstoreClient({
+  baseUrl: process.env.PETSTORE_URL ?? 'http://127.0.0.1:8080/v1',
+  apiKey,
+  userAgent: 'list-and-create-example',
+  timeoutMs: 120_000,
+  // The free plan allows 60 requests a minute: a long walk waits for the next minute rather than be refused.
+  onRateLimit: (wait) => console.log(`rate limit: waiting ${Math.ceil(wait.delayMs / 1000)} s (${wait.reason})`),
+  onRetry: (wait) => console.log(`retry ${wait.attempt - 1} in ${Math.round(wait.delayMs)} ms (${wait.reason})`),
+});
 
 try {
   // The same key on a later run returns the same pet instead of a second one.
@@ -13,7 +23,7 @@ try {
     { name: 'Rex', categoryId: 9007199254740993n, status: 'available' },
     { idempotencyKey },
   );
-  console.log('created', rex);
+  console.log('created', JSON.stringify(rex, int64Replacer));
 
   let count = 0;
   for await (const pet of client.pets.list({ status: 'available', limit: 50 })) {

@@ -1,14 +1,11 @@
 export { PetstoreClient, PetsApi } from './petstore-client.ts';
-export type {
-  CallOptions,
-  CreateOptions,
-  ListOptions,
-  ListPageOptions,
-  PetPage,
-  PetstoreClientOptions,
-} from './petstore-client.ts';
-export { PetstoreError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
+export type { CreateOptions, ListOptions, ListPageOptions, PetPage } from './petstore-client.ts';
+export type { CallOptions, PetstoreClientOptions, WaitInfo, WaitListener, WaitReason } from './options.ts';
+export { PetstoreError, PetstoreTimeoutError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
+export type { PetstoreErrorDetails } from './petstore-error.ts';
 export { DEPRECATION_WARNING_CODE, DEPRECATION_WARNING_TYPE } from './deprecation-warning.ts';
+export { int64Replacer, int64Reviver } from './int64-json.ts';
 export type { RateLimitState, RateLimitWindow } from './rate-limit.ts';
 export type { Fetch, Sleep } from './transport.ts';
 export type { ErrorCode, Int64, NewPet, Pet, PetStatus, Usage, UsageWindow } from './types.ts';
+export { CLIENT_VERSION } from './version.ts';

@@ -68,3 +68,20 @@ export function newPetJson(pet: NewPet): string {
   if (pet.status !== undefined) fields.push(`"status":${JSON.stringify(pet.status)}`);
   return `{${fields.join(',')}}`;
 }
+
+/**
+ * A JSON.stringify replacer that writes a bigint as a string of its exact digits: `JSON.stringify(pet,
+ * int64Replacer)`. A string, not a number: JSON.stringify has no way to write a bigint as a number on every engine,
+ * and many readers (JavaScript's own JSON.parse among them) round numbers beyond 2^53.
+ */
+export function int64Replacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/**
+ * A JSON.parse reviver that reads back what int64Replacer wrote: a `categoryId` given as a string of digits
+ * becomes an Int64 again (a number when safe, else a bigint). Every other value is left as it is.
+ */
+export function int64Reviver(key: string, value: unknown): unknown {
+  return key === EXACT_FIELD && typeof value === 'string' && INTEGER_TEXT.test(value) ? toInt64(value) : value;
+}

@@ -1,38 +1,21 @@
 import { warnIfDeprecated } from './deprecation-warning.ts';
 import { newPetJson } from './int64-json.ts';
 import { linkTarget } from './link-header.ts';
+import type { CallOptions, PetstoreClientOptions, WaitListener } from './options.ts';
+import { randomUuid } from './random-uuid.ts';
 import type { RateLimitState } from './rate-limit.ts';
-import { timerSleep, Transport, type Fetch, type Sleep } from './transport.ts';
+import { checkedTimeout, timerSleep, Transport } from './transport.ts';
 import type { Int64, NewPet, Pet, PetStatus, Usage } from './types.ts';
 
-export interface PetstoreClientOptions {
-  /** The API's base URL, ending in the version segment: e.g. `https://api.example.com/v1`. */
-  readonly baseUrl: string;
-  readonly apiKey: string;
-  /** Retries of one call after a 429 rate_limited, a 503 or a network error. Default 3. */
-  readonly maxRetries?: number;
-  /** Longest wait before a retry; an answer asking for more is thrown at once. Default 60000. */
-  readonly maxRetryDelayMs?: number;
-  /** The fetch to use; the global one by default. */
-  readonly fetch?: Fetch;
-  /** How the client waits between attempts; setTimeout-based by default. */
-  readonly sleep?: Sleep;
-}
-
-export interface CallOptions {
-  /** Aborts the call, its retries and its waits. */
-  readonly signal?: AbortSignal;
-}
-
 export interface ListOptions extends CallOptions {
-  readonly status?: PetStatus;
+  readonly status?: PetStatus | undefined;
   /** Pets per page, 1 to 100 (the service's default is 20). */
-  readonly limit?: number;
+  readonly limit?: number | undefined;
 }
 
 export interface ListPageOptions extends ListOptions {
   /** The cursor of the previous page; none for the first page. */
-  readonly cursor?: string;
+  readonly cursor?: string | undefined;
 }
 
 export interface PetPage {
@@ -43,7 +26,7 @@ export interface PetPage {
 
 export interface CreateOptions extends CallOptions {
   /** Sent as `Idempotency-Key`; a random UUID when absent. Every retry of the call sends the same one. */
-  readonly idempotencyKey?: string;
+  readonly idempotencyKey?: string | undefined;
 }
 
 const VERSION_SUFFIX = '/v1';
@@ -61,6 +44,11 @@ function checkedCount(name: string, value: number, minimum: number): number {
   if (!Number.isInteger(value) || value < minimum) {
     throw new TypeError(`${name} must be an integer of at least ${minimum} (got ${value})`);
   }
+  return value;
+}
+
+function checkedFunction<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${name} must be a function`);
   return value;
 }
 
@@ -84,7 +72,7 @@ export class PetsApi {
   /** One page of pets in ascending id order, and the cursor of the next page. */
   async listPage(options: ListPageOptions = {}): Promise<PetPage> {
     const path = `/pets${pageQuery(options)}`;
-    const response = await this.transport.send({ method: 'GET', path, signal: options.signal });
+    const response = await this.transport.send({ method: 'GET', path, spendsQuota: true, options });
     const next = linkTarget(response.headers, 'next', response.url);
     return { pets: response.body as Pet[], nextCursor: next?.searchParams.get('cursor') ?? undefined };
   }
@@ -101,13 +89,14 @@ export class PetsApi {
 
   /** Adds a pet. The Idempotency-Key makes the call's retries safe: the service creates the pet once. */
   async create(pet: NewPet, options: CreateOptions = {}): Promise<Pet> {
-    const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const idempotencyKey = options.idempotencyKey ?? randomUuid();
     const response = await this.transport.send({
       method: 'POST',
       path: '/pets',
       headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
       body: newPetJson(pet),
-      signal: options.signal,
+      spendsQuota: true,
+      options,
     });
     return response.body as Pet;
   }
@@ -121,7 +110,8 @@ export class PetsApi {
     const response = await this.transport.send({
       method: 'GET',
       path,
-      signal: options.signal,
+      spendsQuota: true,
+      options,
       onAnswer: warnIfDeprecated,
     });
     return response.body as Pet;
@@ -146,6 +136,13 @@ export class PetstoreClient {
       // Bound to globalThis: browsers refuse a fetch called as a method of another object.
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       sleep: options.sleep ?? timerSleep,
+      now: checkedFunction('now', options.now) ?? Date.now,
+      signal: options.signal,
+      timeoutMs: checkedTimeout(options.timeoutMs),
+      requestId: options.requestId,
+      userAgent: options.userAgent,
+      onRetry: checkedFunction<WaitListener>('onRetry', options.onRetry),
+      onRateLimit: checkedFunction<WaitListener>('onRateLimit', options.onRateLimit),
     });
     this.pets = new PetsApi(this.transport);
   }
@@ -157,7 +154,7 @@ export class PetstoreClient {
 
   /** The caller's account, plan, windows and key state; does not count against the account's quota. */
   async usage(options: CallOptions = {}): Promise<Usage> {
-    const response = await this.transport.send({ method: 'GET', path: '/usage', signal: options.signal });
+    const response = await this.transport.send({ method: 'GET', path: '/usage', spendsQuota: false, options });
     return response.body as Usage;
   }
 }

@@ -29,3 +29,17 @@ export class PetstoreError extends Error {
     this.requestId = details.requestId;
   }
 }
+
+/** A call that did not complete within its `timeoutMs`, retries and waits included. */
+export class PetstoreTimeoutError extends Error {
+  override readonly name = 'PetstoreTimeoutError';
+  readonly timeoutMs: number;
+  /** The call's own X-Request-Id, when it sent one. */
+  readonly requestId: string | undefined;
+
+  constructor(what: string, timeoutMs: number, requestId: string | undefined) {
+    super(`${what} did not complete within ${timeoutMs} ms (retries and waits included)`);
+    this.timeoutMs = timeoutMs;
+    this.requestId = requestId;
+  }
+}

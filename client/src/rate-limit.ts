@@ -72,13 +72,30 @@ function integerOf(text: string | null | undefined): number | undefined {
   return Number(text);
 }
 
-function windowsOf(headers: Headers): RateLimitWindow[] {
-  const quotas = new Map(parseList(headers.get('ratelimit-policy')).map((p) => [p.name, integerOf(p.params.get('q'))]));
+/** One window of `RateLimit-Policy`: its quota (`q`) and length in seconds (`w`), where given. */
+export interface WindowPolicy {
+  readonly limit: number | undefined;
+  readonly seconds: number | undefined;
+}
+
+/** The windows of `RateLimit-Policy`, by name. */
+export function policiesOf(headers: Headers): Map<string, WindowPolicy> {
+  return new Map(
+    parseList(headers.get('ratelimit-policy')).map((member) => [
+      member.name,
+      { limit: integerOf(member.params.get('q')), seconds: integerOf(member.params.get('w')) },
+    ]),
+  );
+}
+
+/** The windows of the `RateLimit` field, with the quotas of `RateLimit-Policy`. */
+export function windowsOf(headers: Headers): RateLimitWindow[] {
+  const policies = policiesOf(headers);
   return parseList(headers.get('ratelimit')).flatMap((member) => {
     const remaining = integerOf(member.params.get('r'));
     const resetSeconds = integerOf(member.params.get('t'));
     if (remaining === undefined || resetSeconds === undefined) return [];
-    return [{ name: member.name, limit: quotas.get(member.name), remaining, resetSeconds }];
+    return [{ name: member.name, limit: policies.get(member.name)?.limit, remaining, resetSeconds }];
   });
 }
 

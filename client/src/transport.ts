@@ -1,8 +1,12 @@
+import { CallScope } from './call-scope.ts';
 import { parseJson } from './int64-json.ts';
-import { PetstoreError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
+import type { CallOptions, WaitInfo, WaitListener } from './options.ts';
+import { RateLimitPacer } from './pacing.ts';
+import { PetstoreError, PetstoreTimeoutError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
 import { rateLimitOf, type RateLimitState } from './rate-limit.ts';
 import { backoffDelayMs, retryDelayMs, type RetryLimits } from './retry-policy.ts';
 import type { ErrorCode } from './types.ts';
+import { CLIENT_VERSION } from './version.ts';
 
 export type Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -12,6 +16,13 @@ export interface TransportOptions extends RetryLimits {
   readonly apiKey: string;
   readonly fetch: Fetch;
   readonly sleep: Sleep;
+  readonly now: () => number;
+  readonly signal: AbortSignal | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly requestId: string | (() => string) | undefined;
+  readonly userAgent: string | undefined;
+  readonly onRetry: WaitListener | undefined;
+  readonly onRateLimit: WaitListener | undefined;
 }
 
 export interface ApiRequest {
@@ -20,7 +31,9 @@ export interface ApiRequest {
   readonly path: string;
   readonly headers?: Record<string, string>;
   readonly body?: string;
-  readonly signal?: AbortSignal | undefined;
+  /** Whether the call spends the account's quota: such calls are paced. `GET /v1/usage` does not. */
+  readonly spendsQuota: boolean;
+  readonly options: CallOptions;
   /** Sees the headers of every answer, error answers included, before anything is thrown. */
   readonly onAnswer?: (headers: Headers, url: string) => void;
 }
@@ -32,6 +45,20 @@ export interface ApiResponse {
   /** The body parsed with exact int64s. */
   readonly body: unknown;
 }
+
+/** One call in progress: what every attempt sends, its lifetime, and how far its own waits have moved time. */
+interface Call {
+  readonly headers: Headers;
+  readonly requestId: string | undefined;
+  readonly scope: CallScope;
+  /** The end of the call's latest wait, on the client's clock: a call never waits twice for the same instant. */
+  waitedUntil: number;
+}
+
+type Outcome =
+  | { readonly kind: 'answer'; readonly response: ApiResponse }
+  | { readonly kind: 'error'; readonly error: PetstoreError }
+  | { readonly kind: 'network'; readonly error: unknown };
 
 /** A setTimeout-based sleep that an abort cuts short. */
 export const timerSleep: Sleep = (ms, signal) =>
@@ -81,44 +108,196 @@ async function errorOf(response: Response): Promise<PetstoreError> {
   return new PetstoreError({ ...common, code: UNEXPECTED_RESPONSE, message });
 }
 
-/** Sends requests with the key, retries what the retry policy allows, and remembers the rate-limit state. */
+/** setTimeout fires at once for a delay beyond a signed 32-bit count of milliseconds (about 24.8 days). */
+const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A timeout option, checked: a positive number of milliseconds, or none. */
+export function checkedTimeout(timeoutMs: number | undefined): number | undefined {
+  if (timeoutMs === undefined) return undefined;
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= LONGEST_TIMEOUT_MS)) {
+    throw new TypeError(
+      `timeoutMs must be a positive number of milliseconds, at most ${LONGEST_TIMEOUT_MS} (got ${timeoutMs})`,
+    );
+  }
+  return timeoutMs;
+}
+
+/** Browsers send their own User-Agent: Chrome drops a script's, Firefox would make every call a CORS preflight. */
+function runsInBrowser(): boolean {
+  const scope = globalThis as { document?: unknown; importScripts?: unknown };
+  return scope.document !== undefined || typeof scope.importScripts === 'function';
+}
+
+/** Callbacks only observe: whatever one throws or rejects with must not change the call. */
+function tell(listener: WaitListener | undefined, info: WaitInfo): void {
+  if (listener === undefined) return;
+  try {
+    const result: unknown = listener(info);
+    if (result instanceof Promise) result.catch(() => undefined);
+  } catch {
+    // Ignored on purpose: a failing logger must not fail, or retry differently, the call it logs.
+  }
+}
+
+/**
+ * Whether an answer tells the account's windows. A 401 tells the client address's window, a key_banned answer
+ * the ban, and any error of `GET /v1/usage` that operation's own small limit: none of them paces pets calls.
+ */
+function describesAccount(request: ApiRequest, status: number, code: string | undefined): boolean {
+  if (!request.spendsQuota) return status >= 200 && status < 300;
+  return status !== 401 && code !== 'key_banned';
+}
+
+/**
+ * Sends requests with the key, paces those that spend quota, retries what the retry policy allows, and remembers
+ * the rate-limit state.
+ */
 export class Transport {
   rateLimit: RateLimitState | undefined;
   private readonly options: TransportOptions;
+  private readonly pacer = new RateLimitPacer();
 
   constructor(options: TransportOptions) {
     this.options = options;
   }
 
   async send(request: ApiRequest): Promise<ApiResponse> {
-    for (let retry = 0; ; retry += 1) {
-      const response = await this.attempt(request, retry);
-      if (response === undefined) continue;
-      this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
-      request.onAnswer?.(response.headers, response.url);
-      if (response.ok) {
-        const body = parseBody(await response.text());
-        return { status: response.status, headers: response.headers, url: response.url, body };
-      }
-      const error = await errorOf(response);
-      const delay = retryDelayMs(error, retry, this.options);
-      if (delay === undefined) throw error;
-      await this.options.sleep(delay, request.signal);
+    const call = this.start(request);
+    try {
+      return await this.run(request, call);
+    } catch (error) {
+      // An abort or timeout surfaces as whatever fetch, the sleep or a body read made of it: give its own reason.
+      throw call.scope.signal.aborted ? call.scope.signal.reason : error;
+    } finally {
+      call.scope.dispose();
     }
   }
 
-  /** One fetch; a network failure is backed off and answered undefined while retries remain, else rethrown. */
-  private async attempt(request: ApiRequest, retry: number): Promise<Response | undefined> {
-    const headers = { accept: 'application/json', authorization: `Bearer ${this.options.apiKey}`, ...request.headers };
-    const init: RequestInit = { method: request.method, headers };
-    if (request.body !== undefined) init.body = request.body;
-    if (request.signal !== undefined) init.signal = request.signal;
-    try {
-      return await this.options.fetch(`${this.options.baseUrl}${request.path}`, init);
-    } catch (error) {
-      if (request.signal?.aborted || retry >= this.options.maxRetries) throw error;
-      await this.options.sleep(backoffDelayMs(retry, this.options), request.signal);
-      return undefined;
+  private start(request: ApiRequest): Call {
+    const { options } = request;
+    const clientId = this.options.requestId;
+    const requestId = options.requestId ?? (typeof clientId === 'function' ? clientId() : clientId);
+    // Built before anything is sent, so that an unfit header value throws here and is not taken for a network error.
+    const headers = new Headers({ accept: 'application/json', ...request.headers });
+    headers.set('authorization', `Bearer ${this.options.apiKey}`);
+    if (requestId !== undefined) headers.set('x-request-id', requestId);
+    if (!runsInBrowser()) {
+      const suffix = options.userAgent ?? this.options.userAgent;
+      headers.set('user-agent', `petstore-client/${CLIENT_VERSION}${suffix ? ` ${suffix}` : ''}`);
     }
+    const timeoutMs = checkedTimeout(options.timeoutMs) ?? this.options.timeoutMs;
+    const what = `${request.method} ${new URL(this.options.baseUrl).pathname}${request.path}`;
+    const scope = new CallScope(
+      [options.signal, this.options.signal],
+      timeoutMs,
+      () => new PetstoreTimeoutError(what, timeoutMs ?? 0, requestId),
+    );
+    return { headers, requestId, scope, waitedUntil: Number.NEGATIVE_INFINITY };
+  }
+
+  private async run(request: ApiRequest, call: Call): Promise<ApiResponse> {
+    for (let attempt = 1; ; attempt += 1) {
+      const release = request.spendsQuota ? await this.pace(call, attempt) : undefined;
+      let outcome: Outcome;
+      try {
+        outcome = await this.attempt(request, call);
+      } finally {
+        release?.();
+      }
+      if (outcome.kind === 'answer') return outcome.response;
+      const retry = attempt - 1;
+      if (outcome.kind === 'network') {
+        if (retry >= this.options.maxRetries) throw outcome.error;
+        const delayMs = backoffDelayMs(retry, this.options);
+        tell(this.options.onRetry, {
+          reason: 'network_error',
+          attempt: attempt + 1,
+          delayMs,
+          requestId: call.requestId,
+        });
+        await this.wait(call, delayMs);
+        continue;
+      }
+      const { error } = outcome;
+      const delayMs = retryDelayMs(error, retry, this.options);
+      if (delayMs === undefined) throw error;
+      const reason = error.status === 429 ? 'rate_limited' : 'service_unavailable';
+      const requestId = call.requestId ?? error.requestId;
+      const info: WaitInfo = {
+        reason,
+        attempt: attempt + 1,
+        delayMs,
+        requestId,
+        status: error.status,
+        code: error.code,
+      };
+      if (reason === 'rate_limited') tell(this.options.onRateLimit, info);
+      tell(this.options.onRetry, info);
+      await this.wait(call, delayMs);
+    }
+  }
+
+  /**
+   * Holds a call until the known rate-limit state lets it through; returns the release of its place among the
+   * requests in flight. A spent window is waited out when the wait fits in maxRetryDelayMs, else the call is
+   * refused as the service would refuse it, without sending it (which would count towards a ban).
+   */
+  private async pace(call: Call, attempt: number): Promise<() => void> {
+    for (;;) {
+      const now = Math.max(this.options.now(), call.waitedUntil);
+      const gate = this.pacer.gate(now);
+      if (gate.kind === 'send') return this.pacer.take();
+      if (gate.kind === 'await-answer') {
+        await this.pacer.nextAnswer(call.scope.signal);
+        continue;
+      }
+      const delayMs = gate.untilMs - now;
+      if (delayMs > this.options.maxRetryDelayMs) {
+        const retryAfter = Math.ceil(delayMs / 1000);
+        throw new PetstoreError({
+          status: 429,
+          code: 'rate_limited',
+          message:
+            `not sent: the "${gate.window}" rate-limit window is spent for ${retryAfter} s more, ` +
+            `longer than maxRetryDelayMs (${this.options.maxRetryDelayMs} ms)`,
+          retryAfter,
+        });
+      }
+      tell(this.options.onRateLimit, { reason: 'paced', attempt, delayMs, requestId: call.requestId });
+      await this.wait(call, delayMs);
+    }
+  }
+
+  private async wait(call: Call, ms: number): Promise<void> {
+    const start = Math.max(this.options.now(), call.waitedUntil);
+    await this.options.sleep(ms, call.scope.signal);
+    call.waitedUntil = start + ms;
+  }
+
+  /** One fetch and its body. A network failure is an outcome to retry; an abort is thrown. */
+  private async attempt(request: ApiRequest, call: Call): Promise<Outcome> {
+    // fetch would reject an aborted signal too, but only after the fetch given to the client has seen the request.
+    call.scope.signal.throwIfAborted();
+    const init: RequestInit = { method: request.method, headers: call.headers, signal: call.scope.signal };
+    if (request.body !== undefined) init.body = request.body;
+    let response: Response;
+    try {
+      response = await this.options.fetch(`${this.options.baseUrl}${request.path}`, init);
+    } catch (error) {
+      if (call.scope.signal.aborted) throw call.scope.signal.reason;
+      return { kind: 'network', error };
+    }
+    const answeredAt = this.options.now();
+    const body = response.ok ? parseBody(await response.text()) : undefined;
+    const error = response.ok ? undefined : await errorOf(response);
+    // GET /v1/usage's own refusals describe its own small limit, not the account's.
+    if (request.spendsQuota || response.ok) this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
+    if (describesAccount(request, response.status, error?.code)) this.pacer.observe(response.headers, answeredAt);
+    request.onAnswer?.(response.headers, response.url);
+    if (error !== undefined) return { kind: 'error', error };
+    return {
+      kind: 'answer',
+      response: { status: response.status, headers: response.headers, url: response.url, body },
+    };
   }
 }

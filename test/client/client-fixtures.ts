@@ -1,14 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Fetch, Sleep } from '@petstore/client';
+import type { ManualClock } from '../support/manual-clock.ts';
 
-/** What the front does with one request: pass it on, answer 503 itself, or drop the connection. */
-export type FrontAction = 'forward' | 'unavailable' | 'drop-before' | 'drop-after';
+/** What the front does with one request: pass it on, answer 503 itself, drop the connection, or never answer. */
+export type FrontAction = 'forward' | 'unavailable' | 'drop-before' | 'drop-after' | 'hang';
 
 export interface SeenRequest {
   readonly method: string;
   readonly path: string;
   readonly idempotencyKey: string | undefined;
+  readonly requestId: string | undefined;
+  readonly userAgent: string | undefined;
   readonly action: FrontAction;
   /** The app's answer, for requests the front passed on. */
   readonly upstreamStatus?: number;
@@ -54,7 +57,8 @@ async function answer(outgoing: ServerResponse, response: Response): Promise<voi
 /**
  * A real HTTP server in front of the app that fails requests on purpose, in the order of `plan`
  * (then forwards every further request): a 503 of its own, a connection dropped before the app
- * sees the request, or one dropped after the app has answered (the answer is lost, its effect is not).
+ * sees the request, one dropped after the app has answered (the answer is lost, its effect is not),
+ * or a request left unanswered until the front closes.
  */
 export async function startFlakyFront(upstream: string, plan: readonly FrontAction[]): Promise<FlakyFront> {
   const seen: SeenRequest[] = [];
@@ -64,9 +68,15 @@ export async function startFlakyFront(upstream: string, plan: readonly FrontActi
       method: incoming.method ?? '',
       path: incoming.url ?? '',
       idempotencyKey: incoming.headers['idempotency-key'] as string | undefined,
+      requestId: incoming.headers['x-request-id'] as string | undefined,
+      userAgent: incoming.headers['user-agent'],
       action,
     };
     void readBody(incoming).then(async (body) => {
+      if (action === 'hang') {
+        seen.push(base);
+        return;
+      }
       if (action === 'drop-before') {
         seen.push(base);
         return incoming.socket.destroy();
@@ -99,23 +109,27 @@ export async function startFlakyFront(upstream: string, plan: readonly FrontActi
   };
 }
 
-/** A fetch that records each request's headers and each answer's X-Request-Id, then calls the real fetch. */
+/** A fetch that records each request's headers and each answer's status and X-Request-Id, then calls the real fetch. */
 export interface RecordingFetch {
   readonly fetch: Fetch;
   readonly requests: Array<{ readonly url: string; readonly headers: Headers }>;
   readonly requestIds: Array<string | null>;
+  readonly statuses: number[];
 }
 
 export function recordingFetch(): RecordingFetch {
   const requests: RecordingFetch['requests'] = [];
   const requestIds: Array<string | null> = [];
+  const statuses: number[] = [];
   return {
     requests,
     requestIds,
+    statuses,
     async fetch(input, init) {
       requests.push({ url: String(input), headers: new Headers(init?.headers) });
       const response = await fetch(input, init);
       requestIds.push(response.headers.get('x-request-id'));
+      statuses.push(response.status);
       return response;
     },
   };
@@ -132,6 +146,32 @@ export function recordingSleep(onSleep: (ms: number) => void = () => undefined):
     sleep: async (ms) => {
       delays.push(ms);
       onSleep(ms);
+    },
+  };
+}
+
+/**
+ * The client's clock and sleep on the app's manual clock: a sleep returns at once, having moved the clock by
+ * its delay. Sleeps that start together (calls waiting for the same reset) move it once, as real time would.
+ */
+export function manualTime(clock: ManualClock): {
+  readonly now: () => number;
+  readonly sleep: Sleep;
+  readonly delays: number[];
+} {
+  const delays: number[] = [];
+  return {
+    delays,
+    now: () => clock.now(),
+    sleep: (ms) => {
+      delays.push(ms);
+      const until = clock.now() + ms;
+      return new Promise((resolve) =>
+        setImmediate(() => {
+          if (clock.now() < until) clock.set(until);
+          resolve();
+        }),
+      );
     },
   };
 }

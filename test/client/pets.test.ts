@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PetstoreClient, type NewPet, type Pet, type PetStatus } from '@petstore/client';
+import { int64Replacer, int64Reviver, PetstoreClient, type NewPet, type Pet, type PetStatus } from '@petstore/client';
 import { request } from '../support/http-client.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { parseJson, parseJsonByPrePass } from '../../client/src/int64-json.ts';
@@ -116,6 +116,20 @@ describe('client: int64 categoryId', () => {
       const listed = await collect(client.pets.list({ limit: 100 }));
       assert.equal(listed.find((other) => other.id === pet.id)?.categoryId, categoryId);
     }
+  });
+
+  it('writes pets with int64Replacer (exact digits in a string) and reads them back with int64Reviver', async () => {
+    const pets = [
+      await client.pets.create({ name: 'big', categoryId: 9223372036854775807n }),
+      await client.pets.create({ name: 'small', categoryId: 42 }),
+    ];
+    assert.throws(() => JSON.stringify(pets), TypeError, 'JSON.stringify alone cannot write a bigint');
+    const text = JSON.stringify(pets, int64Replacer);
+    assert.ok(text.includes('"categoryId":"9223372036854775807"'), text);
+    assert.ok(text.includes('"categoryId":42'), text);
+    assert.deepEqual(JSON.parse(text, int64Reviver), pets);
+    assert.deepEqual(JSON.parse('{"categoryId":"12"}', int64Reviver), { categoryId: 12 });
+    assert.deepEqual(JSON.parse('{"name":"9007199254740993"}', int64Reviver), { name: '9007199254740993' });
   });
 
   it('reads a safe categoryId as a number', async () => {

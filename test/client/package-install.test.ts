@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, sep } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * @petstore/client as someone outside the repository gets it: packed with `npm pack` (prepack builds dist/),
+ * installed offline into a fresh project, compiled there by a strict tsc, and run by a Node older than 24
+ * (which strips no types) against the real app. With no such Node it is skipped with the reason, unless CI=true:
+ * then it fails.
+ */
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'client', 'package.json'), 'utf8')) as { version: string };
+
+interface OlderNode {
+  readonly path: string;
+  readonly version: string;
+}
+
+/** /usr/bin/node, or the first `node` on PATH outside node_modules/.bin, when its major version is below 24. */
+function olderNode(): OlderNode | undefined {
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((directory) => directory !== '' && !directory.includes(`node_modules${sep}.bin`))
+    .map((directory) => join(directory, 'node'));
+  for (const path of new Set(['/usr/bin/node', ...onPath])) {
+    if (!existsSync(path)) continue;
+    try {
+      const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
+      if (Number(/^v(\d+)\./.exec(version)?.[1]) < 24) return { path, version };
+    } catch {
+      // Not a working node: try the next one.
+    }
+  }
+  return undefined;
+}
+
+const OLDER_NODE = olderNode();
+const missing =
+  OLDER_NODE === undefined ? 'no Node older than 24 (/usr/bin/node or on PATH) to run the package' : undefined;
+if (missing !== undefined && process.env.CI === 'true') throw new Error(`${missing}; CI=true, so this fails`);
+
+/** The environment of a nested npm: none of the npm_* settings of an `npm test` around this file. */
+function cleanEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+  return { ...env, ...extra };
+}
+
+async function run(command: string, args: string[], cwd: string, env = cleanEnvironment()): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error === null) return resolve(stdout);
+      reject(new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}\n${stderr}`, { cause: error }));
+    });
+  });
+}
+
+// What a Node program of a consumer does, compiled with their strict settings.
+const NODE_PROGRAM = `
+import {
+  CLIENT_VERSION,
+  int64Replacer,
+  PetstoreClient,
+  PetstoreError,
+  type Pet,
+  type PetstoreClientOptions,
+  type WaitInfo,
+} from '@petstore/client';
+
+const baseUrl = process.env.PETSTORE_URL;
+const apiKey = process.env.PETSTORE_API_KEY;
+if (baseUrl === undefined || apiKey === undefined) throw new Error('set PETSTORE_URL and PETSTORE_API_KEY');
+
+const waits: WaitInfo[] = [];
+const options: PetstoreClientOptions = {
+  baseUrl,
+  apiKey,
+  timeoutMs: 10_000,
+  userAgent: 'package-test/1.0',
+  requestId: undefined,
+  onRateLimit: (info) => {
+    waits.push(info);
+  },
+};
+const client = new PetstoreClient(options);
+
+const created: Pet = await client.pets.create({ name: 'Big', categoryId: 9007199254740993n, status: 'available' });
+const listed: Pet[] = [];
+for await (const pet of client.pets.list({ limit: 1, status: undefined })) listed.push(pet);
+const page = await client.pets.listPage({ limit: 1, cursor: undefined, signal: undefined });
+const usage = await client.usage({ requestId: 'package-test-usage' });
+
+let notFound: { status: number; code: string; requestId: string | undefined } | undefined;
+try {
+  await client.pets.get(created.id + 1000, { requestId: 'package-test-get' });
+} catch (error) {
+  if (!(error instanceof PetstoreError)) throw error;
+  notFound = { status: error.status, code: error.code, requestId: error.requestId };
+}
+
+const report = {
+  node: process.version,
+  version: CLIENT_VERSION,
+  categoryIdType: typeof created.categoryId,
+  created,
+  listed,
+  pageSize: page.pets.length,
+  minute: usage.windows.minute,
+  notFound,
+  waits: waits.length,
+};
+console.log(JSON.stringify(report, int64Replacer));
+`;
+
+// A browser module of a consumer: DOM types only, no Node types.
+const BROWSER_PROGRAM = `
+import { PetstoreClient, PetstoreTimeoutError, type WaitInfo } from '@petstore/client';
+
+export function petstoreFor(apiKey: string, onWait: (info: WaitInfo) => void): PetstoreClient {
+  return new PetstoreClient({ baseUrl: new URL('/v1', location.href).href, apiKey, onRetry: onWait, timeoutMs: 5000 });
+}
+
+export function isTimeout(error: unknown): boolean {
+  return error instanceof PetstoreTimeoutError;
+}
+`;
+
+function tsconfig(file: string, options: Record<string, unknown>): string {
+  const compilerOptions = {
+    target: 'es2022',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    ...options,
+  };
+  return JSON.stringify({ compilerOptions, files: [file] }, null, 2);
+}
+
+interface Report {
+  readonly node: string;
+  readonly version: string;
+  readonly categoryIdType: string;
+  readonly created: { readonly id: number; readonly categoryId: unknown };
+  readonly listed: ReadonlyArray<{ readonly id: number; readonly categoryId: unknown }>;
+  readonly pageSize: number;
+  readonly minute: { readonly limit: number; readonly remaining: number };
+  readonly notFound: { readonly status: number; readonly code: string; readonly requestId: string };
+  readonly waits: number;
+}
+
+describe('client: the packed package in a project of its own', { skip: missing }, () => {
+  let app: TestApp;
+  let work: string;
+
+  before(async () => {
+    app = await startTestApp();
+    work = mkdtempSync(join(tmpdir(), 'petstore-client-package-'));
+  });
+  after(async () => {
+    await app?.close();
+    if (work !== undefined) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('packs, installs offline, compiles under strict settings and runs on an older Node', async () => {
+    await run('npm', ['pack', '--pack-destination', work], join(ROOT, 'client'));
+    const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'));
+    assert.equal(tarball, `petstore-client-${MANIFEST.version}.tgz`);
+
+    const project = join(work, 'consumer');
+    mkdirSync(join(project, 'src'), { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, tarball)], project);
+    const installed = join(project, 'node_modules', '@petstore', 'client');
+    assert.deepEqual(readdirSync(installed).sort(), ['LICENSE', 'README.md', 'dist', 'package.json']);
+
+    writeFileSync(join(project, 'src', 'main.ts'), NODE_PROGRAM);
+    writeFileSync(join(project, 'src', 'browser.ts'), BROWSER_PROGRAM);
+    const nodeTypes = { lib: ['es2022'], types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] };
+    writeFileSync(join(project, 'tsconfig.json'), tsconfig('src/main.ts', { ...nodeTypes, outDir: 'dist' }));
+    const browserTypes = { lib: ['es2022', 'dom', 'dom.iterable'], types: [], noEmit: true };
+    writeFileSync(join(project, 'tsconfig.browser.json'), tsconfig('src/browser.ts', browserTypes));
+    await run(process.execPath, [TSC, '-p', 'tsconfig.json'], project);
+    await run(process.execPath, [TSC, '-p', 'tsconfig.browser.json'], project);
+
+    const { key } = await app.newKey({ plan: 'pro' });
+    const env = cleanEnvironment({ PETSTORE_URL: `${app.url}/v1`, PETSTORE_API_KEY: key });
+    const output = await run(OLDER_NODE?.path ?? 'node', [join('dist', 'main.js')], project, env);
+    const report = JSON.parse(output) as Report;
+
+    assert.equal(report.node, OLDER_NODE?.version);
+    assert.equal(report.version, MANIFEST.version);
+    assert.equal(report.categoryIdType, 'bigint', 'read back beyond 2^53 as a bigint');
+    assert.equal(report.created.categoryId, '9007199254740993', 'every digit, written by int64Replacer');
+    const listed = report.listed.find((pet) => pet.id === report.created.id);
+    assert.equal(listed?.categoryId, '9007199254740993');
+    assert.equal(report.pageSize, 1);
+    assert.equal(report.minute.limit, 300);
+    assert.ok(report.minute.remaining < 300, `spent some of the minute: ${report.minute.remaining} left`);
+    assert.deepEqual(report.notFound, { status: 404, code: 'not_found', requestId: 'package-test-get' });
+    assert.equal(report.waits, 0);
+  });
+});
