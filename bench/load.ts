@@ -53,19 +53,28 @@ export interface LoadResult extends RunFigures {
 }
 
 /**
- * Loads one target with autocannon for `seconds`. The window opens once autocannon has built its
- * requests; latency comes from each response's own timing, in microseconds (autocannon's own
- * histogram counts whole milliseconds, too coarse for 1 ms answers).
+ * Loads one target with autocannon for `seconds`, every request with `acceptEncoding` when given.
+ * The window opens once autocannon has built its requests; latency comes from each response's own
+ * timing, in microseconds (autocannon's own histogram counts whole milliseconds, too coarse for
+ * 1 ms answers).
  */
-export async function measure(target: LoadTarget, scenario: Scenario, connections: number, seconds: number) {
+export async function measure(
+  target: LoadTarget,
+  scenario: Scenario,
+  connections: number,
+  seconds: number,
+  acceptEncoding?: string,
+) {
   const requests = scenario.requests(target.petIds);
+  const headers: Record<string, string> = target.key === undefined ? {} : { authorization: `Bearer ${target.key}` };
+  if (acceptEncoding !== undefined) headers['accept-encoding'] = acceptEncoding;
   const { promise, resolve, reject } = Promise.withResolvers<autocannon.Result>();
   const instance = autocannon(
     {
       url: target.url,
       connections,
       duration: seconds + 60,
-      headers: target.key === undefined ? {} : { authorization: `Bearer ${target.key}` },
+      headers,
       requests,
       // Each connection starts at its own place in the sequence; setRequests keeps the objects it is given.
       setupClient: (client) => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -40,19 +41,55 @@ async function databaseUrl(settings: BenchSettings, workDir: string, name: strin
   return url.toString();
 }
 
-/** The service's answer to each scenario's first request: the body, of the same size, that the bare server sends. */
-async function bareResponses(scenarios: readonly Scenario[], service: LoadTarget): Promise<BareResponses> {
+/**
+ * The service's answer to each scenario's first request, as its bytes on the wire (compressed when
+ * `acceptEncoding` asks for it and the service obliged): what the bare server sends.
+ */
+async function bareResponses(
+  scenarios: readonly Scenario[],
+  service: LoadTarget,
+  acceptEncoding: string | undefined,
+): Promise<BareResponses> {
   const responses: BareResponses = {};
   for (const scenario of scenarios) {
     const [sample] = scenario.requests(service.petIds);
-    const { method = 'GET', path = '/', body = null } = sample ?? {};
-    const headers = { authorization: `Bearer ${service.key ?? ''}`, 'content-type': 'application/json' };
-    const response = await fetch(`${service.url}${path}`, { method, headers, body });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${scenario.title}: ${service.name} answered ${response.status}: ${text}`);
-    responses[requestShape(method, path)] = { status: response.status, body: text };
+    const { method = 'GET', path = '/', body = undefined } = sample ?? {};
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${service.key ?? ''}`,
+      'content-type': 'application/json',
+    };
+    if (acceptEncoding !== undefined) headers['accept-encoding'] = acceptEncoding;
+    const response = await rawRequest(`${service.url}${path}`, method, headers, body);
+    if (response.status < 200 || response.status > 299)
+      throw new Error(`${scenario.title}: ${service.name} answered ${response.status}: ${response.body.toString()}`);
+    responses[requestShape(method, path)] = {
+      status: response.status,
+      base64: response.body.toString('base64'),
+      contentEncoding: response.contentEncoding,
+    };
   }
   return responses;
+}
+
+/** One request over node:http, whose body comes back as sent: fetch would decode a compressed one. */
+function rawRequest(url: string, method: string, headers: Record<string, string>, body: string | Buffer | undefined) {
+  const { promise, resolve, reject } = Promise.withResolvers<{
+    status: number;
+    body: Buffer;
+    contentEncoding: string | undefined;
+  }>();
+  const outgoing = httpRequest(url, { method, headers }, (incoming) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('error', reject);
+    incoming.on('end', () => {
+      const status = incoming.statusCode ?? 0;
+      resolve({ status, body: Buffer.concat(chunks), contentEncoding: incoming.headers['content-encoding'] });
+    });
+  });
+  outgoing.on('error', reject);
+  outgoing.end(body);
+  return promise;
 }
 
 /** Every target in every round, in an order rotated round by round, so that none is always measured first. */
@@ -60,14 +97,16 @@ async function runRounds(settings: BenchSettings, scenarios: readonly Scenario[]
   const runs = new Map<string, RunFigures[]>();
   const problems: string[] = [];
   for (const scenario of scenarios) {
-    for (const target of targets) await measure(target, scenario, settings.connections, WARMUP_SECONDS);
+    for (const target of targets)
+      await measure(target, scenario, settings.connections, WARMUP_SECONDS, settings.acceptEncoding);
   }
   for (let round = 1; round <= settings.rounds; round += 1) {
     const order = targets.map((_, index) => targets[(index + round - 1) % targets.length] as LoadTarget);
     for (const scenario of scenarios) {
       for (const target of order) {
         const run = `${scenario.name} ${target.name}`;
-        const result = await measure(target, scenario, settings.connections, settings.durationSeconds);
+        const { connections, durationSeconds, acceptEncoding } = settings;
+        const result = await measure(target, scenario, connections, durationSeconds, acceptEncoding);
         runs.set(run, [...(runs.get(run) ?? []), result]);
         problems.push(...result.problems.map((problem) => `round ${round} ${run}: ${problem}`));
         const [perSecond, p50, p99] = [
@@ -102,10 +141,11 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
   }
   const scenarios = buildScenarios(settings.scenarios, PETS);
   const current = services.at(-1) as LoadTarget;
-  const bare = await startBare(await bareResponses(scenarios, current));
+  const bare = await startBare(await bareResponses(scenarios, current, settings.acceptEncoding));
   cleanUps.push(() => bare.stop());
   const targets = [{ name: 'bare', url: bare.url, key: undefined, petIds: current.petIds }, ...services];
-  log(`${settings.rounds} rounds of ${settings.durationSeconds} s per scenario and target`);
+  const encoding = settings.acceptEncoding === undefined ? '' : `, Accept-Encoding: ${settings.acceptEncoding}`;
+  log(`${settings.rounds} rounds of ${settings.durationSeconds} s per scenario and target${encoding}`);
   const { runs, problems } = await runRounds(settings, scenarios, targets);
   for (const scenario of scenarios) {
     const perTarget = targets.map(({ name }) => ({ target: name, runs: runs.get(`${scenario.name} ${name}`) ?? [] }));

@@ -20,6 +20,8 @@ export function loadSettings(argv: readonly string[], env: NodeJS.ProcessEnv) {
     databaseUrl: env['BENCH_DATABASE_URL'] || undefined,
     redisUrl: env['BENCH_REDIS_URL'] || undefined,
     baseline: values.baseline || env['BENCH_BASELINE'] || undefined,
+    /** Sent as Accept-Encoding with every request (e.g. `gzip`); the bare server answers the same compressed bytes. */
+    acceptEncoding: env['BENCH_ACCEPT_ENCODING'] || undefined,
   };
 }
 

@@ -5,8 +5,9 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
  * Cross-origin access (README, CORS_ORIGINS): off by default; with a
- * list of allowed origins, preflights are answered without a key, and browsers may read the
- * rate-limit headers, Retry-After, Link, Deprecation and Sunset.
+ * list of allowed origins, preflights are answered without a key, browsers may send X-Request-Id
+ * and If-None-Match, and read the rate-limit headers, Retry-After, Link, Deprecation, Sunset and
+ * ETag.
  */
 
 const ORIGIN = 'https://app.example';
@@ -21,8 +22,9 @@ const EXPOSED = [
   'Deprecation',
   'Sunset',
   'X-Request-Id',
+  'ETag',
 ];
-const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'];
+const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'];
 
 function corsHeaders(headers: Headers): string[] {
   return [...headers.keys()].filter((name) => name.toLowerCase().startsWith('access-control-'));
@@ -149,6 +151,30 @@ describe('CORS with CORS_ORIGINS', () => {
     });
     assert.equal(answer.status, 204, answer.text);
     assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN);
+  });
+
+  it('allows a conditional GET with its own request id from the browser: preflight, ETag, 304', async () => {
+    const path = `/v1/pets/${petId}`;
+    const allowed = await request(app, path, {
+      method: 'OPTIONS',
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization, if-none-match, x-request-id',
+      },
+    });
+    assert.equal(allowed.status, 204, allowed.text);
+    const allowedHeaders = listOf(allowed.headers, 'access-control-allow-headers');
+    for (const header of ['if-none-match', 'x-request-id']) assert.ok(allowedHeaders.has(header), header);
+    const headers = { origin: ORIGIN, authorization: `Bearer ${await newKey()}`, 'x-request-id': 'from-browser' };
+    const fresh = await request(app, path, { headers });
+    const etag = fresh.headers.get('etag');
+    assert.ok(etag, 'the pet has an ETag');
+    assert.ok(listOf(fresh.headers, 'access-control-expose-headers').has('etag'), 'the browser may read it');
+    const notModified = await request(app, path, { headers: { ...headers, 'if-none-match': etag } });
+    assert.equal(notModified.status, 304);
+    assert.equal(notModified.headers.get('access-control-allow-origin'), ORIGIN);
+    assert.equal(notModified.headers.get('x-request-id'), 'from-browser');
   });
 
   it('lets the browser read the rate-limit, Link, Deprecation, Sunset and request id of a request', async () => {

@@ -26,6 +26,7 @@ import { registerPetRoutes } from './pets-routes.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { serveDocsIndexInPlaceOfRedirect } from './docs-index.ts';
 import { installProtocolEdges } from './protocol-edges.ts';
+import { installContentCoding } from './content-coding.ts';
 import { excerpt, quoted } from './quote.ts';
 import { NO_STORE, PUBLIC_DOCUMENT } from './cache-control.ts';
 import { requestIdOf } from './request-id.ts';
@@ -51,7 +52,10 @@ export interface AppDependencies {
   readonly logger: FastifyBaseLogger;
 }
 
-/** What browsers may read from responses when CORS is on: rate limits, Retry-After, Link, deprecation, request id. */
+/**
+ * What browsers may read from responses when CORS is on: rate limits, Retry-After, Link, deprecation,
+ * request id, and the ETag to send back in If-None-Match.
+ */
 const EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
@@ -65,7 +69,11 @@ const EXPOSED_HEADERS = [
   'Sunset',
   'Idempotent-Replayed',
   'X-Request-Id',
+  'ETag',
 ];
+
+/** Request headers browsers may send when CORS is on, besides the CORS-safelisted ones. */
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'];
 
 /** Paths of v1 and the methods each answers; any other method gets 405 with Allow. */
 const KNOWN_PATHS: Record<string, string[]> = {
@@ -119,6 +127,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorateRequest('standing', undefined);
   installFirstHook(app);
   installProtocolEdges(app);
+  // Before any plugin registers routes, so that every route's answers go through it.
+  installContentCoding(app);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
   // Handlers send pre-serialised strings; response schemas exist for the document and its test.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -146,7 +156,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await app.register(cors, {
       origin: [...config.corsOrigins],
       exposedHeaders: EXPOSED_HEADERS,
-      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
+      allowedHeaders: ALLOWED_HEADERS,
     });
   }
   app.addHook('onRoute', (route) => {

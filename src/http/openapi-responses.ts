@@ -67,6 +67,24 @@ export const HEADER_COMPONENTS = {
       'cache. The public documents (`/openapi.json`, `/docs`) are `public, max-age=300`.',
     schema: { type: 'string' },
   },
+  ETag: {
+    description:
+      'Strong validator of the body: the same for the same content on every instance. Each content coding ' +
+      'has its own (`"…-br"`, `"…-gzip"`). Send it back in `If-None-Match` to get `304` while it is current.',
+    schema: { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' },
+  },
+  Vary: {
+    description:
+      'Lists `Accept-Encoding` when the body, of 1 KB or more, may be sent compressed (and `Origin` when ' +
+      'cross-origin requests are allowed).',
+    schema: { type: 'string' },
+  },
+  'Content-Encoding': {
+    description:
+      'How the body is compressed, as the `Accept-Encoding` of the request allows: `br` or `gzip`. Only ' +
+      'bodies of 1 KB or more are compressed; without it, the body is not.',
+    schema: { type: 'string', enum: ['br', 'gzip'] },
+  },
 } satisfies Record<string, HeaderComponent>;
 
 export type SharedHeader = keyof typeof HEADER_COMPONENTS;
@@ -82,6 +100,43 @@ export const RATE_LIMIT_HEADERS = [
 
 /** Sent on every response, whoever asks. */
 export const RESPONSE_HEADERS = ['X-Request-Id', 'Cache-Control'] as const satisfies readonly SharedHeader[];
+
+/** On a body that never changes (a pet, a full page): its validator, and how it may be compressed. */
+export const REPRESENTATION_HEADERS = ['ETag', 'Vary', 'Content-Encoding'] as const satisfies readonly SharedHeader[];
+
+/** Where the document keeps its shared parameters. */
+export const PARAMETER_COMPONENTS_PATH = '#/components/parameters/';
+
+/** Request parameters shared by operations, written once as `components.parameters`. */
+export const PARAMETER_COMPONENTS = {
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description:
+      'ETags of copies the client holds (`"…", W/"…"`, or `*`). When one matches the current content, in any ' +
+      'content coding, the answer is `304` without a body. The request counts against the rate limits like any other.',
+    schema: { type: 'string' },
+  },
+} as const;
+
+/**
+ * The 304 of a conditional GET: no body (`type: 'null'` tells @fastify/swagger so), and the headers
+ * the 200 would have carried, given here in the order of the 200's.
+ */
+export function notModifiedResponse(...uses: readonly HeaderUse[]): {
+  type: 'null';
+  description: string;
+  headers: ReturnType<typeof headerRefs>;
+} {
+  return {
+    type: 'null',
+    description:
+      'Not modified: `If-None-Match` matched the current ETag. No body; the headers are those of the 200, ' +
+      'with the ETag of the coding the 200 would have used.',
+    headers: headerRefs(...uses.filter((use) => (typeof use === 'string' ? use : use[0]) !== 'Content-Encoding')),
+  };
+}
 
 /** A header of one response: the shared component, with a description for this response if given. */
 export type HeaderUse = SharedHeader | readonly [SharedHeader, string];

@@ -2,7 +2,14 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { HTTP_ERROR_CODES } from '../errors.ts';
 import { registerDocsPage } from './docs-page.ts';
-import { HEADER_COMPONENTS, HEADER_COMPONENTS_PATH, REQUEST_BODY_EXAMPLES } from './openapi-responses.ts';
+import {
+  HEADER_COMPONENTS,
+  HEADER_COMPONENTS_PATH,
+  PARAMETER_COMPONENTS,
+  PARAMETER_COMPONENTS_PATH,
+  REQUEST_BODY_EXAMPLES,
+} from './openapi-responses.ts';
+import { keptBody } from './representation.ts';
 
 const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
 
@@ -26,6 +33,11 @@ limit of its own and answers even while the key is banned.
 **Request ids and caching:** every response carries \`X-Request-Id\` (the client's own when it is 1 to 128 visible
 ASCII characters, otherwise a new one) and \`Cache-Control\` (\`no-store\`; the public documents
 \`public, max-age=300\`).
+
+**Conditional requests and compression:** a pet and a full page of the list never change and carry a strong
+\`ETag\`; \`If-None-Match\` with it answers \`304\` without a body (still counted against the rate limits). Bodies of
+1 KB or more are sent compressed (\`br\` or \`gzip\`) when \`Accept-Encoding\` allows it, with
+\`Vary: Accept-Encoding\`.
 
 **Deprecation:** \`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030.
 Migrate to \`GET /pets\` with the \`status\` filter.
@@ -56,6 +68,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
           },
         },
         headers: HEADER_COMPONENTS,
+        parameters: PARAMETER_COMPONENTS,
       },
       security: [{ bearerAuth: [] }],
     },
@@ -69,6 +82,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
         referenceSharedHeaders(operation);
         exemplifyRequestBody(operation);
         describeReferencingParameters(operation, schemas);
+        acceptIfNoneMatch(operation);
       }
       return document;
     },
@@ -139,6 +153,18 @@ function describeReferencingParameters(operation: Record<string, unknown>, schem
   }
 }
 
+/**
+ * An operation that documents a 304 takes If-None-Match. It is documented here rather than in the
+ * route's `headers` schema, which would validate the headers of every request on the hottest paths
+ * for a value that needs no validation: one that matches nothing is simply no match.
+ */
+function acceptIfNoneMatch(operation: Record<string, unknown>): void {
+  const responses = operation['responses'];
+  if (!isRecord(responses) || responses['304'] === undefined) return;
+  const parameters = Array.isArray(operation['parameters']) ? operation['parameters'] : [];
+  operation['parameters'] = [...parameters, { $ref: `${PARAMETER_COMPONENTS_PATH}IfNoneMatch` }];
+}
+
 function unwrapHeaderReferences(headers: Record<string, unknown>): void {
   for (const [name, header] of Object.entries(headers)) {
     if (!isRecord(header) || !isRecord(header['schema'])) continue;
@@ -153,6 +179,11 @@ export function registerOpenApiDocumentRoute(app: FastifyInstance): void {
   app.get(
     '/v1/openapi.json',
     { config: { public: true, cacheable: true }, schema: { hide: true } },
-    async (_request, reply) => reply.send(app.swagger()),
+    // The document is made once; its bytes, ETag and compressed forms are kept with it.
+    async (_request, reply) => {
+      const document = app.swagger();
+      const body = keptBody(document, () => JSON.stringify(document));
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
   );
 }

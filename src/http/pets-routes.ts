@@ -2,7 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { exactInteger } from './json-body.ts';
-import { encodedOnce, petToJson } from '../pets/pet-json.ts';
+import { petToJson } from '../pets/pet-json.ts';
+import { keptBody } from './representation.ts';
 import {
   ListPetsQuerySchema,
   NewPetRef,
@@ -17,10 +18,13 @@ import type { Metrics } from './metrics.ts';
 import {
   errorResponses,
   headerRefs,
+  notModifiedResponse,
   PET_EXAMPLE,
   PETS_EXAMPLE,
   RATE_LIMIT_HEADERS,
+  REPRESENTATION_HEADERS,
   RESPONSE_HEADERS,
+  type HeaderUse,
 } from './openapi-responses.ts';
 
 export interface PetsRouteOptions {
@@ -31,6 +35,26 @@ export interface PetsRouteOptions {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The headers of a listPets 200, and of its 304. */
+const PAGE_HEADERS: readonly HeaderUse[] = [
+  ['Link', 'RFC 8288 `rel="next"` link, absent on the last page.'],
+  ['ETag', 'On a full page (one with a `next` link), which never changes; absent on the last page.'],
+  ...RATE_LIMIT_HEADERS,
+  ...RESPONSE_HEADERS,
+  'Vary',
+  'Content-Encoding',
+];
+
+/** The headers of a getPet 200, and of its 304. */
+const PET_HEADERS: readonly HeaderUse[] = [
+  'Deprecation',
+  'Sunset',
+  ['Link', '`rel="deprecation"` link to the migration note.'],
+  ...RATE_LIMIT_HEADERS,
+  ...RESPONSE_HEADERS,
+  ...REPRESENTATION_HEADERS,
+];
 
 export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOptions): void {
   const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
@@ -49,18 +73,16 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
         description:
           'Pets in ascending `id` order. When more may follow, a `Link: <…>; rel="next"` header carries ' +
           'the URL of the next page (same filters and limit, plus an opaque `cursor`). The last page has ' +
-          'no next link. Unknown query parameters are ignored; a repeated known parameter is refused.',
+          'no next link. Unknown query parameters are ignored; a repeated known parameter is refused. ' +
+          'A full page never changes and carries an `ETag`; `If-None-Match` with it answers `304`.',
         querystring: ListPetsQuerySchema,
         response: {
           200: {
             description: 'A page of pets.',
-            headers: headerRefs(
-              ['Link', 'RFC 8288 `rel="next"` link, absent on the last page.'],
-              ...RATE_LIMIT_HEADERS,
-              ...RESPONSE_HEADERS,
-            ),
+            headers: headerRefs(...PAGE_HEADERS),
             content: { 'application/json': { schema: PetsRef, example: PETS_EXAMPLE } },
           },
+          304: notModifiedResponse(...PAGE_HEADERS),
           ...errorResponses(400, 401, 429),
         },
       },
@@ -133,20 +155,16 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
         description:
           `**Deprecated** since ${pets.deprecation.deprecatedAt.toUTCString()}; removed on ${sunsetHeader}, ` +
           'after which it answers 410 `gone`. **Migration:** use `GET /v1/pets` with the `status` filter. ' +
-          'Responses carry `Deprecation`, `Sunset` and `Link: <…>; rel="deprecation"` headers pointing here.',
+          'Responses carry `Deprecation`, `Sunset` and `Link: <…>; rel="deprecation"` headers pointing here. ' +
+          'A pet never changes: `If-None-Match` with its `ETag` answers `304`.',
         params: PetIdParamsSchema,
         response: {
           200: {
             description: 'The pet.',
-            headers: headerRefs(
-              'Deprecation',
-              'Sunset',
-              ['Link', '`rel="deprecation"` link to the migration note.'],
-              ...RATE_LIMIT_HEADERS,
-              ...RESPONSE_HEADERS,
-            ),
+            headers: headerRefs(...PET_HEADERS),
             content: { 'application/json': { schema: PetRef, example: PET_EXAMPLE } },
           },
+          304: notModifiedResponse(...PET_HEADERS),
           ...errorResponses(400, 401, 404, 410, 429),
         },
       },
@@ -168,16 +186,14 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
 /** `nextPage`: the URL of the next page without its cursor. */
 function sendPage(reply: FastifyReply, page: PetPage, nextPage: string): void {
   if (page.nextCursor !== undefined) reply.header('link', `<${nextPage}${page.nextCursor}>; rel="next"`);
-  sendJson(
-    reply,
-    encodedOnce(page, () => page.json),
-  );
+  // A cached page's bytes are kept with it, with its ETag and compressed forms; the last page is read fresh.
+  sendJson(reply, page.cached ? keptBody(page, () => page.json) : page.json);
 }
 
 function sendPet(reply: FastifyReply, pet: PetRecord): void {
   sendJson(
     reply,
-    encodedOnce(pet, () => petToJson(pet)),
+    keptBody(pet, () => petToJson(pet)),
   );
 }
 

@@ -19,18 +19,3 @@ export function petsToJson(pets: readonly PetRecord[]): string {
   }
   return out + ']';
 }
-
-const encoded = new WeakMap<object, Buffer>();
-
-/**
- * The UTF-8 bytes of a cached pet or page, encoded once: sending a Buffer spares the per-response
- * length count and encoding of a string (measured: 3% of a cached GET).
- */
-export function encodedOnce(owner: object, json: () => string): Buffer {
-  let bytes = encoded.get(owner);
-  if (!bytes) {
-    bytes = Buffer.from(json());
-    encoded.set(owner, bytes);
-  }
-  return bytes;
-}

@@ -4,7 +4,9 @@ import { GoneError, IdempotencyConflictError, NotFoundError } from '../errors.ts
 import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
-import { BUFFER_OVERHEAD_BYTES, ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
+import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
+// Only for the size of what the HTTP layer keeps with each cached pet and page, so the bound holds.
+import { keptBytesBound } from '../http/representation.ts';
 import { petsToJson, petToJson } from './pet-json.ts';
 
 export interface PetPage {
@@ -13,6 +15,8 @@ export interface PetPage {
   readonly json: string;
   /** Present when more pets may follow. */
   readonly nextCursor: string | undefined;
+  /** The page was full when read, so it never changes: the service keeps it, and the routes keep its bytes. */
+  readonly cached: boolean;
 }
 
 export interface IdempotencyRequest {
@@ -43,9 +47,9 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
  * partial page is always read from storage, so new pets appear at once.
  */
 export interface PetCacheOptions {
-  /** Most bytes the cached pets may take (records and their encoded JSON); default 8 MiB. */
+  /** Most bytes the cached pets may take (records, their JSON's bytes and compressed forms); default 8 MiB. */
   readonly petBytes?: number;
-  /** Most bytes the cached full pages may take (records, JSON text and its encoding); default 24 MiB. */
+  /** Most bytes the cached full pages may take (records, JSON text, its bytes and compressed forms); default 24 MiB. */
   readonly pageBytes?: number;
 }
 
@@ -107,9 +111,10 @@ export class PetService {
   ): Promise<PetPage> {
     // One extra row tells whether another page exists, so the last page carries no next link.
     const rows = await this.store.pets.list({ afterId, limit: limit + 1, status });
-    if (rows.length <= limit) return { pets: rows, json: petsToJson(rows), nextCursor: undefined };
+    if (rows.length <= limit) return { pets: rows, json: petsToJson(rows), nextCursor: undefined, cached: false };
     const pets = rows.slice(0, limit);
-    const page = { pets, json: petsToJson(pets), nextCursor: encodeCursor((pets[pets.length - 1] as PetRecord).id) };
+    const nextCursor = encodeCursor((pets[pets.length - 1] as PetRecord).id);
+    const page = { pets, json: petsToJson(pets), nextCursor, cached: true };
     this.fullPages.set(cacheKey, page);
     return page;
   }
@@ -140,15 +145,18 @@ export class PetService {
   }
 }
 
-/** The record and the UTF-8 JSON the routes encode once per cached pet (pet-json.ts encodedOnce). */
+/**
+ * The record and what the routes keep with a cached pet: its UTF-8 JSON, ETag and compressed forms
+ * (src/http/representation.ts keptBody, bounded by keptBytesBound).
+ */
 function cachedPetBytes(pet: PetRecord): number {
-  return recordBytes(pet) + BUFFER_OVERHEAD_BYTES + Buffer.byteLength(petToJson(pet));
+  return recordBytes(pet) + keptBytesBound(Buffer.byteLength(petToJson(pet)));
 }
 
-/** The records, the JSON text, and its UTF-8 encoding that the routes keep with the page. */
+/** The records, the JSON text, and what the routes keep with the page (its bytes, ETag and compressed forms). */
 function cachedPageBytes(page: PetPage, key: string): number {
   let bytes = ENTRY_OVERHEAD_BYTES + stringBytes(key) + stringBytes(page.json);
-  bytes += BUFFER_OVERHEAD_BYTES + Buffer.byteLength(page.json);
+  bytes += keptBytesBound(Buffer.byteLength(page.json));
   bytes += page.nextCursor === undefined ? 0 : stringBytes(page.nextCursor);
   for (const pet of page.pets) bytes += recordBytes(pet);
   return bytes;

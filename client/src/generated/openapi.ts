@@ -14,7 +14,7 @@ export interface paths {
     };
     /**
      * List pets
-     * @description Pets in ascending `id` order. When more may follow, a `Link: <…>; rel="next"` header carries the URL of the next page (same filters and limit, plus an opaque `cursor`). The last page has no next link. Unknown query parameters are ignored; a repeated known parameter is refused.
+     * @description Pets in ascending `id` order. When more may follow, a `Link: <…>; rel="next"` header carries the URL of the next page (same filters and limit, plus an opaque `cursor`). The last page has no next link. Unknown query parameters are ignored; a repeated known parameter is refused. A full page never changes and carries an `ETag`; `If-None-Match` with it answers `304`.
      */
     get: operations['listPets'];
     put?: never;
@@ -39,7 +39,7 @@ export interface paths {
     /**
      * Get a pet (deprecated)
      * @deprecated
-     * @description **Deprecated** since Fri, 05 Dec 2025 00:00:00 GMT; removed on Thu, 05 Dec 2030 00:00:00 GMT, after which it answers 410 `gone`. **Migration:** use `GET /v1/pets` with the `status` filter. Responses carry `Deprecation`, `Sunset` and `Link: <…>; rel="deprecation"` headers pointing here.
+     * @description **Deprecated** since Fri, 05 Dec 2025 00:00:00 GMT; removed on Thu, 05 Dec 2030 00:00:00 GMT, after which it answers 410 `gone`. **Migration:** use `GET /v1/pets` with the `status` filter. Responses carry `Deprecation`, `Sunset` and `Link: <…>; rel="deprecation"` headers pointing here. A pet never changes: `If-None-Match` with its `ETag` answers `304`.
      */
     get: operations['getPet'];
     put?: never;
@@ -195,7 +195,10 @@ export interface components {
     };
   };
   responses: never;
-  parameters: never;
+  parameters: {
+    /** @description ETags of copies the client holds (`"…", W/"…"`, or `*`). When one matches the current content, in any content coding, the answer is `304` without a body. The request counts against the rate limits like any other. */
+    IfNoneMatch: string;
+  };
   requestBodies: never;
   headers: {
     /** @description Limit of the most constraining window. */
@@ -228,6 +231,12 @@ export interface components {
     'X-Request-Id': string;
     /** @description `no-store` on every response of the API (errors included): answers to a key are never stored by any cache. The public documents (`/openapi.json`, `/docs`) are `public, max-age=300`. */
     'Cache-Control': string;
+    /** @description Strong validator of the body: the same for the same content on every instance. Each content coding has its own (`"…-br"`, `"…-gzip"`). Send it back in `If-None-Match` to get `304` while it is current. */
+    ETag: string;
+    /** @description Lists `Accept-Encoding` when the body, of 1 KB or more, may be sent compressed (and `Origin` when cross-origin requests are allowed). */
+    Vary: string;
+    /** @description How the body is compressed, as the `Accept-Encoding` of the request allows: `br` or `gzip`. Only bodies of 1 KB or more are compressed; without it, the body is not. */
+    'Content-Encoding': 'br' | 'gzip';
   };
   pathItems: never;
 }
@@ -243,7 +252,10 @@ export interface operations {
         /** @description Opaque position from the `next` link of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description ETags of copies the client holds (`"…", W/"…"`, or `*`). When one matches the current content, in any content coding, the answer is `304` without a body. The request counts against the rate limits like any other. */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -254,6 +266,8 @@ export interface operations {
         headers: {
           /** @description RFC 8288 `rel="next"` link, absent on the last page. */
           Link: components['headers']['Link'];
+          /** @description On a full page (one with a `next` link), which never changes; absent on the last page. */
+          ETag: components['headers']['ETag'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -261,6 +275,8 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
+          Vary: components['headers']['Vary'];
+          'Content-Encoding': components['headers']['Content-Encoding'];
           [name: string]: unknown;
         };
         content: {
@@ -287,6 +303,25 @@ export interface operations {
            */
           'application/json': components['schemas']['Pets'];
         };
+      };
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body; the headers are those of the 200, with the ETag of the coding the 200 would have used. */
+      304: {
+        headers: {
+          /** @description RFC 8288 `rel="next"` link, absent on the last page. */
+          Link: components['headers']['Link'];
+          /** @description On a full page (one with a `next` link), which never changes; absent on the last page. */
+          ETag: components['headers']['ETag'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Vary: components['headers']['Vary'];
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
       400: {
@@ -606,7 +641,10 @@ export interface operations {
   getPet: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags of copies the client holds (`"…", W/"…"`, or `*`). When one matches the current content, in any content coding, the answer is `304` without a body. The request counts against the rate limits like any other. */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         /**
          * @description Identifier of the pet.
@@ -632,6 +670,9 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
+          ETag: components['headers']['ETag'];
+          Vary: components['headers']['Vary'];
+          'Content-Encoding': components['headers']['Content-Encoding'];
           [name: string]: unknown;
         };
         content: {
@@ -645,6 +686,26 @@ export interface operations {
            */
           'application/json': components['schemas']['Pet'];
         };
+      };
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body; the headers are those of the 200, with the ETag of the coding the 200 would have used. */
+      304: {
+        headers: {
+          Deprecation: components['headers']['Deprecation'];
+          Sunset: components['headers']['Sunset'];
+          /** @description `rel="deprecation"` link to the migration note. */
+          Link: components['headers']['Link'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          ETag: components['headers']['ETag'];
+          Vary: components['headers']['Vary'];
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
       400: {
