@@ -164,15 +164,19 @@ export async function main(): Promise<void> {
     process.stderr.write(`petstore: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   }
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      server.app.log.info({ signal }, 'shutting down');
-      server.stop().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
-  }
+  let stopping = false;
+  const shutDown = (signal: NodeJS.Signals): void => {
+    // A signal often comes twice: Ctrl-C reaches npm and the server, and npm forwards its copy; systemd
+    // signals every process of the unit. The copy must not kill a shutdown that is already under way.
+    if (stopping) return;
+    stopping = true;
+    server.app.log.info({ signal }, 'shutting down');
+    server.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, shutDown);
 }
 
 if (import.meta.main) await main();

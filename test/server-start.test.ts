@@ -405,3 +405,56 @@ describe('server start-up', { concurrency: 3 }, () => {
     assert.match(child.stdout(), /shutting down/);
   });
 });
+
+/**
+ * `npm start` as an operator or a supervisor runs it: npm (on whatever Node is installed) runs the
+ * start script in a shell, which must give way to the server, or the signal that stops npm never
+ * reaches the server and it goes on holding the port.
+ */
+describe('npm start', { concurrency: 2 }, () => {
+  // In a process group of its own, so that cleaning up after a failure reaches the server too.
+  const NPM_START: Launch = { command: 'npm', args: ['start'], detached: true };
+
+  /** The server's own pid, from its log (lines reach stdout within about a second): not npm's. */
+  async function serverPid(child: Child): Promise<number> {
+    const listening = () => logLines(child.stdout()).find((line) => line.msg.startsWith('Server listening at '));
+    const deadline = Date.now() + 5000;
+    while (listening() === undefined && Date.now() < deadline) await sleep(50);
+    const pid = listening()?.pid;
+    assert.ok(pid !== undefined, `the server logged that it listens: ${child.stdout()}`);
+    return pid;
+  }
+
+  async function assertStoppedGracefully(child: Child, pid: number, port: number): Promise<void> {
+    const exit = await Promise.race([child.exited, sleep(20_000, undefined, { ref: false })]);
+    assert.deepEqual(exit, { code: 0, signal: null }, `npm exits 0 once the server has: ${child.stderr()}`);
+    assert.equal(child.stdout().match(/"msg":"shutting down"/g)?.length, 1, child.stdout());
+    assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'the server process is gone');
+    const probe = createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(port, '127.0.0.1', resolve);
+    });
+    await new Promise((resolve) => probe.close(resolve));
+  }
+
+  it('SIGTERM to the npm process stops the server gracefully and frees the port', async (t) => {
+    const port = await freePort();
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t) }, port, NPM_START);
+    await child.healthy();
+    const pid = await serverPid(child);
+    assert.notEqual(pid, child.pid, 'npm runs the server as a child process');
+    child.signal('SIGTERM');
+    await assertStoppedGracefully(child, pid, port);
+  });
+
+  it('Ctrl-C, which signals npm and the server at once, still shuts down gracefully', async (t) => {
+    const port = await freePort();
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t) }, port, NPM_START);
+    await child.healthy();
+    const pid = await serverPid(child);
+    // The server gets SIGINT from the terminal and again from npm, which forwards its own.
+    child.signalGroup('SIGINT');
+    await assertStoppedGracefully(child, pid, port);
+  });
+});
