@@ -919,6 +919,13 @@ describe('petstore CLI', { concurrency: true }, () => {
         [['account', 'list', 'extra'], /extra/],
         [['migrate', 'now'], /now/],
         [['key', 'create', '--account', 'acme', 'extra'], /extra/],
+        // A suggestion is the whole line: it says what to type instead of pointing to --help.
+        [['account', 'show', '--nmae', 'acme'], /^petstore: unknown option --nmae; did you mean --name\?\n$/],
+        [
+          ['acount', 'list', '--json'],
+          /^unknown command 'acount list'; did you mean account list\?$/,
+          'unknown_command',
+        ],
       ];
       const results = await Promise.all(cases.map(([args]) => box.cli(...args)));
       results.forEach((result, index) => {

@@ -7,16 +7,25 @@ import type { AccountWindows } from './account-windows.ts';
 export interface Output {
   readonly json: boolean;
   write(line: string): void;
-  /** One line on stderr: `{"error": {code, message}}` with --json, `petstore: message` otherwise. */
-  error(code: string, message: string): void;
+  /**
+   * A failure on stderr: `{"error": {code, message}}` with --json; otherwise `usage` when given
+   * (the choices after a missing command), else the line `petstore: message`.
+   */
+  error(code: string, message: string, usage?: string): void;
 }
 
 export function processOutput(json: boolean): Output {
   return {
     json,
     write: (line) => void process.stdout.write(`${line}\n`),
-    error: (code, message) =>
-      void process.stderr.write(json ? `${JSON.stringify({ error: { code, message } })}\n` : `petstore: ${message}\n`),
+    error: (code, message, usage) =>
+      void process.stderr.write(
+        json
+          ? `${JSON.stringify({ error: { code, message } })}\n`
+          : usage === undefined
+            ? `petstore: ${message}\n`
+            : `${usage}\n`,
+      ),
   };
 }
 
