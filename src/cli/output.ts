@@ -14,12 +14,34 @@ export interface Output {
   error(code: string, message: string, usage?: string): void;
 }
 
-export function processOutput(json: boolean): Output {
+/** Output on the process's stdout and stderr. */
+export interface ProcessOutput extends Output {
+  /** Whoever read stdout or stderr closed it: the command ends quietly, with exit status 0. */
+  readonly closed: boolean;
+}
+
+export function processOutput(json: boolean): ProcessOutput {
+  let closed = false;
+  const onError = (error: NodeJS.ErrnoException): void => {
+    if (error.code !== 'EPIPE') throw error;
+    // `petstore account list | head -1`: the reader has what it wanted, and the rest has nowhere to go.
+    closed = true;
+    process.exitCode = 0;
+  };
+  process.stdout.on('error', onError);
+  process.stderr.on('error', onError);
+  const print = (stream: NodeJS.WriteStream, text: string): void => {
+    if (!closed) stream.write(text);
+  };
   return {
     json,
-    write: (line) => void process.stdout.write(`${line}\n`),
+    get closed() {
+      return closed;
+    },
+    write: (line) => print(process.stdout, `${line}\n`),
     error: (code, message, usage) =>
-      void process.stderr.write(
+      print(
+        process.stderr,
         json
           ? `${JSON.stringify({ error: { code, message } })}\n`
           : usage === undefined
