@@ -1,15 +1,20 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import type { Output } from '../src/cli/output.ts';
 import { runCli } from '../src/cli/run-cli.ts';
+import { buildServices } from '../src/composition-root.ts';
+import { loadConfig } from '../src/config.ts';
 
 /**
  * The CLI's answers where no process boundary is under test: runCli in this process, printing to
  * a recording Output, over SQLite files of the test's own. What a shell sees (one line on stderr,
  * `petstore: ` before it, exit statuses) is covered by cli.test.ts through real processes.
  */
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** What a command printed: stdout lines, and its failure as runCli handed it to the Output. */
 interface Run {
@@ -58,6 +63,18 @@ async function jsonOf(argv: string[], environment?: NodeJS.ProcessEnv): Promise<
   assert.equal(result.failure, undefined);
   assert.equal(result.lines.length, 1, 'one line of JSON');
   return JSON.parse(result.lines[0] as string);
+}
+
+function storeEnvironment(t: TestContext): NodeJS.ProcessEnv {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-cli-usage-'));
+  t.after(() => rmSync(directory, { recursive: true, force: true }));
+  return { DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}`, LOG_LEVEL: 'warn' };
+}
+
+interface CreatedKey {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
 }
 
 const GROUPS: Record<string, string[]> = {
@@ -189,5 +206,57 @@ describe('petstore CLI usage', () => {
       assert.ok(usage.includes(`  ${command.usage}`), `the usage shows '${command.usage}'`);
       assert.ok(usage.includes(command.description), `the usage describes '${command.name}'`);
     }
+  });
+
+  it('account show lists the keys with creation, last use, expiry, revocation and ban', async (t) => {
+    const env = storeEnvironment(t);
+    assert.equal((await run(['account', 'create', '--name', 'acme', '--plan', 'free'], env)).status, 0);
+    const empty = (await jsonOf(['account', 'show', '--name', 'acme', '--json'], env)) as Record<string, unknown>;
+    assert.deepEqual([empty.keys, empty.activeKeys, empty.keyList], [0, 0, []]);
+    const created: CreatedKey[] = [];
+    for (const argv of [[], ['--expires-in', '30d'], [], []])
+      created.push((await jsonOf(['key', 'create', '--account', 'acme', ...argv, '--json'], env)) as CreatedKey);
+    const [plain, expiring, revoked, banned] = created as [CreatedKey, CreatedKey, CreatedKey, CreatedKey];
+    assert.equal((await run(['key', 'revoke', '--id', revoked.id], env)).status, 0);
+    const bannedUntil = Date.now() + 3_600_000;
+    const services = await buildServices(loadConfig(env));
+    await services.store.bans.ban(banned.id, Date.now(), bannedUntil);
+    await services.close();
+
+    const shown = (await jsonOf(['account', 'show', '--name', 'acme', '--json'], env)) as {
+      keys: number;
+      activeKeys: number;
+      keyList: Array<Record<string, string | null>>;
+    };
+    assert.equal(shown.keys, 4, 'the count stays a number');
+    assert.equal(shown.activeKeys, 3, 'the revoked key is not active');
+    const listed = (await jsonOf(['key', 'list', '--account', 'acme', '--json'], env)) as unknown[];
+    assert.deepEqual(shown.keyList, listed, 'the keys as key list shows them');
+    const keys = new Map(shown.keyList.map((key) => [key.id, key]));
+    assert.deepEqual(keys.get(plain.id), {
+      id: plain.id,
+      createdAt: plain.createdAt,
+      lastUsedAt: null,
+      expiresAt: null,
+      revokedAt: null,
+      bannedUntil: null,
+    });
+    assert.equal(keys.get(expiring.id)?.expiresAt, expiring.expiresAt);
+    assert.match(keys.get(revoked.id)?.revokedAt ?? '', ISO);
+    assert.equal(keys.get(banned.id)?.bannedUntil, new Date(bannedUntil).toISOString());
+
+    const text = await run(['account', 'show', '--name', 'acme'], env);
+    assert.equal(text.status, 0);
+    const blank = text.lines.indexOf('');
+    assert.ok(blank > 0, `a blank line ends the fields: ${text.lines.join('\n')}`);
+    assert.ok(text.lines.slice(0, blank).includes('keys:        4 (3 active)'), text.lines.join('\n'));
+    const [header, ...rows] = text.lines.slice(blank + 1).map((line) => line.split(/ {2,}/));
+    assert.deepEqual(header, ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL']);
+    const byId = new Map(rows.map((cells) => [cells[0], cells]));
+    assert.deepEqual([...byId.keys()].sort(), created.map((key) => key.id).sort());
+    assert.deepEqual(byId.get(plain.id), [plain.id, plain.createdAt, '-', '-', '-', '-']);
+    assert.equal(byId.get(expiring.id)?.[3], expiring.expiresAt);
+    assert.match(byId.get(revoked.id)?.[4] ?? '', ISO);
+    assert.equal(byId.get(banned.id)?.[5], new Date(bannedUntil).toISOString());
   });
 });

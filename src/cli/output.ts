@@ -102,14 +102,21 @@ export function printAccounts(out: Output, accounts: AccountRecord[], single: bo
   );
 }
 
-export function printAccountSummary(out: Output, summary: AccountSummary, windows: AccountWindows): void {
-  const { account, keys, activeKeys } = summary;
+/** The account, its limits, its keys and, where this process can know them, its current windows. */
+export function printAccountSummary(
+  out: Output,
+  summary: AccountSummary,
+  keys: ApiKeyRecord[],
+  windows: AccountWindows,
+): void {
+  const { account, activeKeys } = summary;
   if (out.json) {
     out.write(
       JSON.stringify({
         ...accountJson(account),
-        keys,
+        keys: summary.keys,
         activeKeys,
+        keyList: keys.map(keyJson),
         windows: windows.known ? windows.windows.map((window) => ({ ...window, resetAt: iso(window.resetAt) })) : null,
         windowsNote: windows.known ? null : windows.reason,
       }),
@@ -124,7 +131,7 @@ export function printAccountSummary(out: Output, summary: AccountSummary, window
     ['created', iso(account.createdAt)],
     ['per minute', `${limits.perMinute} (${source})`],
     ['per day', `${limits.perDay} (${source})`],
-    ['keys', `${keys} (${activeKeys} active)`],
+    ['keys', `${summary.keys} (${activeKeys} active)`],
   ];
   if (windows.known) {
     for (const window of windows.windows)
@@ -137,6 +144,10 @@ export function printAccountSummary(out: Output, summary: AccountSummary, window
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   for (const [label, value] of rows) out.write(`${`${label}:`.padEnd(width)}  ${value}`);
+  if (keys.length === 0) return;
+  // The keys as `key list` shows them, after a blank line that ends the fields above.
+  out.write('');
+  printKeys(out, keys);
 }
 
 export function printKeys(out: Output, keys: ApiKeyRecord[]): void {

@@ -43,8 +43,9 @@ const COMMANDS: Record<string, Handler> = {
   'account list': async (services, _options, out) => printAccounts(out, await services.accounts.listAccounts(), false),
   'account show': async (services, options, out) => {
     const summary = await services.accounts.describeAccount(text(options.name));
+    const keys = await services.accounts.listKeys(summary.account.name);
     const windows = await peekAccountWindows(services, summary.account, limitsFor(summary.account));
-    printAccountSummary(out, summary, windows);
+    printAccountSummary(out, summary, keys, windows);
   },
   'key create': async (services, options, out) => {
     const expiresIn = options['expires-in'] === undefined ? undefined : duration(text(options['expires-in']));
