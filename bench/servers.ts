@@ -32,7 +32,9 @@ async function freePort(): Promise<number> {
 /** The node arguments of a checkout's `node <entry>` script: each version starts its own way. */
 function scriptArgs(checkout: string, script: string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts?: object };
-  const [command, ...args] = String((scripts as Record<string, unknown> | undefined)?.[script]).split(/\s+/);
+  const words = String((scripts as Record<string, unknown> | undefined)?.[script]).split(/\s+/);
+  // `exec node …`: the shell npm runs the script in gives way to node, so that signals reach it.
+  const [command, ...args] = words[0] === 'exec' ? words.slice(1) : words;
   if (command !== 'node' || args.length === 0) throw new Error(`${checkout}: script '${script}' is not 'node <entry>'`);
   return args;
 }

@@ -91,7 +91,9 @@ async function seed(databaseUrl: string): Promise<string> {
 /** What `npm start` runs after `node`, V8 settings included, so the soak measures the shipped process. */
 function startArguments(): string[] {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const [command, ...args] = scripts.start.split(/\s+/);
+  const words = scripts.start.split(/\s+/);
+  // `exec node …`: the shell npm runs the script in gives way to node, so that signals reach it.
+  const [command, ...args] = words[0] === 'exec' ? words.slice(1) : words;
   if (command !== 'node') throw new Error(`the start script is not 'node …': ${scripts.start}`);
   return args;
 }

@@ -34,7 +34,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const app = await buildApp(services);
   const url = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
     await metrics?.close();
-    throw error;
+    await services.close();
+    throw listenError(error, { portName: 'PORT', hostName: 'HOST', port: config.port, host: config.host });
   });
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -62,9 +63,47 @@ async function listenForMetrics(services: Services): Promise<MetricsServer | und
     services.logger.info({ url: server.url }, `Metrics listening at ${server.url}`);
     return server;
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`metrics listener (METRICS_HOST, METRICS_PORT): ${reason}`, { cause: error });
+    throw listenError(error, { portName: 'METRICS_PORT', hostName: 'METRICS_HOST', ...metrics });
   }
+}
+
+/** Which settings chose a listener's address, and the address they chose. */
+interface ListenSettings {
+  readonly portName: string;
+  readonly hostName: string;
+  readonly port: number;
+  readonly host: string;
+}
+
+/**
+ * A listener that could not bind, as one line naming the settings that chose its address: Node's own
+ * message (`listen EADDRINUSE: address already in use 127.0.0.1:8080`) names neither.
+ */
+function listenError(error: unknown, settings: ListenSettings): Error {
+  const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new Error(listenProblem(code, settings) ?? `${where(settings)}: ${reason}`, { cause: error });
+}
+
+function listenProblem(code: string | undefined, settings: ListenSettings): string | undefined {
+  const host = `${settings.hostName} ${settings.host}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return `${where(settings)} is already in use (EADDRINUSE)`;
+    case 'EACCES':
+      return `${where(settings)} is not allowed to this user (EACCES): ports below 1024 need privileges`;
+    case 'EADDRNOTAVAIL':
+      return `${host} is not an address of this machine (EADDRNOTAVAIL)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `${host} does not resolve to an address (${code})`;
+    default:
+      return undefined;
+  }
+}
+
+function where(settings: ListenSettings): string {
+  return `${settings.portName} ${settings.port} on ${settings.hostName} ${settings.host}`;
 }
 
 async function announceDemoKey(services: Services): Promise<void> {
@@ -125,15 +164,19 @@ export async function main(): Promise<void> {
     process.stderr.write(`petstore: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   }
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      server.app.log.info({ signal }, 'shutting down');
-      server.stop().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
-  }
+  let stopping = false;
+  const shutDown = (signal: NodeJS.Signals): void => {
+    // A signal often comes twice: Ctrl-C reaches npm and the server, and npm forwards its copy; systemd
+    // signals every process of the unit. The copy must not kill a shutdown that is already under way.
+    if (stopping) return;
+    stopping = true;
+    server.app.log.info({ signal }, 'shutting down');
+    server.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, shutDown);
 }
 
 if (import.meta.main) await main();

@@ -47,6 +47,7 @@ interface WindowJson {
 interface AccountShowJson extends AccountJson {
   readonly keys: number;
   readonly activeKeys: number;
+  readonly keyList: KeyJson[];
   readonly windows: WindowJson[] | null;
   readonly windowsNote: string | null;
 }
@@ -227,6 +228,7 @@ function assertAccount(
 const SHOW_FIELDS = [
   'activeKeys',
   'createdAt',
+  'keyList',
   'keys',
   'name',
   'perDay',
@@ -236,16 +238,26 @@ const SHOW_FIELDS = [
   'windowsNote',
 ];
 
-/** `account show` as text: `label: value` lines. */
+/** `account show` as text: `label: value` lines, up to the blank line before the table of keys. */
 function fieldsOf(result: CliResult): Map<string, string> {
   assertOk(result);
+  const [fields = ''] = result.stdout.split('\n\n');
   return new Map(
-    linesOf(result).map((line) => {
-      const match = /^([a-z ]+):\s+(.*)$/.exec(line);
-      assert.ok(match, `a "label: value" line: ${JSON.stringify(line)}\n${shown(result)}`);
-      return [match[1] as string, match[2] as string];
-    }),
+    fields
+      .trimEnd()
+      .split('\n')
+      .map((line) => {
+        const match = /^([a-z ]+):\s+(.*)$/.exec(line);
+        assert.ok(match, `a "label: value" line: ${JSON.stringify(line)}\n${shown(result)}`);
+        return [match[1] as string, match[2] as string];
+      }),
   );
+}
+
+/** `account show` as text: the table of keys after the fields, as header → cell records. */
+function keyTableOf(result: CliResult): Record<string, string>[] {
+  const [, table] = result.stdout.split('\n\n');
+  return table === undefined ? [] : tableOf({ ...result, stdout: table });
 }
 
 function assertKeyShape(key: KeyJson): void {
@@ -625,7 +637,9 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.equal(shownText.get('per minute'), "5000 (the account's own)");
       assert.equal(shownText.get('per day'), "2000000 (the account's own)");
       assert.equal(shownText.get('keys'), '0 (0 active)');
+      assert.deepEqual(keyTableOf(text as CliResult), [], 'no table without keys');
       const shownJson = jsonOf<AccountShowJson>(json as CliResult);
+      assert.deepEqual(shownJson.keyList, []);
       assertAccount(shownJson, { name: 'big', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 }, SHOW_FIELDS);
       assert.equal(shownJson.keys, 0);
       assert.equal(shownJson.activeKeys, 0);
@@ -882,10 +896,12 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.equal(fields.get('per day'), "1000 (the free plan's)");
       assert.equal(fields.get('keys'), '3 (2 active)', 'account show counts the keys; the revoked one is not active');
       assert.match(fields.get('windows') ?? '', /REDIS_URL/, 'without Redis it says why it shows no counts');
+      assert.deepEqual(keyTableOf(shownText as CliResult), tableOf(human), 'account show lists the keys as key list');
       const account = jsonOf<AccountShowJson>(shownJson as CliResult);
       assertAccount(account, { name: 'acme', plan: 'free' }, SHOW_FIELDS);
       assert.equal(account.keys, 3);
       assert.equal(account.activeKeys, 2);
+      assert.deepEqual(account.keyList, [...listed.values()], 'keyList: the keys as key list --json shows them');
       assert.equal(account.windows, null, 'no invented counts without Redis');
       assert.match(account.windowsNote ?? '', /REDIS_URL/);
     });
@@ -919,6 +935,13 @@ describe('petstore CLI', { concurrency: true }, () => {
         [['account', 'list', 'extra'], /extra/],
         [['migrate', 'now'], /now/],
         [['key', 'create', '--account', 'acme', 'extra'], /extra/],
+        // A suggestion is the whole line: it says what to type instead of pointing to --help.
+        [['account', 'show', '--nmae', 'acme'], /^petstore: unknown option --nmae; did you mean --name\?\n$/],
+        [
+          ['acount', 'list', '--json'],
+          /^unknown command 'acount list'; did you mean account list\?$/,
+          'unknown_command',
+        ],
       ];
       const results = await Promise.all(cases.map(([args]) => box.cli(...args)));
       results.forEach((result, index) => {

@@ -28,10 +28,13 @@ interface Exit {
 /** src/server.ts as a child whose exit status is observable (ServerProcess does not expose it). */
 interface Child {
   readonly url: string;
+  readonly pid: number;
   stdout(): string;
   stderr(): string;
   readonly exited: Promise<Exit>;
   signal(signal: NodeJS.Signals): void;
+  /** Signals the child's process group, as a terminal does on Ctrl-C; needs `detached`. */
+  signalGroup(signal: NodeJS.Signals): void;
   /** Resolves once /healthz answers; rejects if the process exits first. */
   healthy(): Promise<void>;
 }
@@ -42,11 +45,22 @@ function storeUrl(t: TestContext): string {
   return `sqlite:${join(directory, 'petstore.db')}`;
 }
 
-function spawnServer(t: TestContext, env: Record<string, string>, port: number): Child {
-  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, ['src/server.ts'], {
+/** How the server is started: `node src/server.ts` unless told, in a process group of its own if `detached`. */
+interface Launch {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly detached?: boolean;
+}
+
+const NODE_SERVER: Launch = { command: process.execPath, args: ['src/server.ts'] };
+
+function spawnServer(t: TestContext, env: Record<string, string>, port: number, launch = NODE_SERVER): Child {
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(launch.command, launch.args, {
     cwd: ROOT,
+    detached: launch.detached ?? false,
     env: {
       PATH: process.env.PATH ?? '',
+      ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: 'info',
@@ -63,17 +77,22 @@ function spawnServer(t: TestContext, env: Record<string, string>, port: number):
   // 'close' rather than 'exit': every byte the child wrote has been read by then.
   const exited = new Promise<Exit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // A process group is killed whole, so that a server npm started does not outlive a failed test.
+    if (launch.detached) killGroup(child.pid ?? 0);
+    else if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
+    pid: child.pid ?? 0,
     stdout: () => stdout,
     stderr: () => stderr,
     exited,
     signal: (signal) => void child.kill(signal),
+    signalGroup: (signal) => process.kill(-(child.pid ?? 0), signal),
     async healthy() {
-      const deadline = Date.now() + 15_000;
+      // npm start takes a few seconds more than node alone, and more on a crowded machine.
+      const deadline = Date.now() + 30_000;
       for (;;) {
         if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited: ${stderr}`);
         if (Date.now() > deadline) throw new Error(`the server did not answer /healthz: ${stderr} ${stdout}`);
@@ -86,6 +105,14 @@ function spawnServer(t: TestContext, env: Record<string, string>, port: number):
       }
     },
   };
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // The group has ended, as it should.
+  }
 }
 
 async function getPets(url: string, key: string): Promise<Response> {
@@ -105,6 +132,7 @@ function distinctKeys(output: string): string[] {
 
 interface AccessLine {
   readonly msg: string;
+  readonly pid?: number;
   readonly method?: string;
   readonly url?: string;
   readonly status?: number;
@@ -347,11 +375,86 @@ describe('server start-up', { concurrency: 3 }, () => {
     assert.match(child.stderr(), /^petstore: could not start: [^\n]*METRICS_PORT[^\n]*EADDRINUSE[^\n]*\n$/);
   });
 
+  it('exits with status 1 and one line naming PORT or HOST when the public address cannot be bound', async (t) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    t.after(() => taken.close());
+    const { port } = taken.address() as AddressInfo;
+    const busy = spawnServer(t, { DATABASE_URL: storeUrl(t) }, port);
+    // 192.0.2.0/24 is reserved for documentation: no machine has it.
+    const foreign = spawnServer(t, { DATABASE_URL: storeUrl(t), HOST: '192.0.2.1' }, await freePort());
+    for (const child of [busy, foreign]) {
+      const exit = await Promise.race([child.exited, sleep(15_000, undefined, { ref: false })]);
+      assert.deepEqual(exit, { code: 1, signal: null }, child.stderr());
+    }
+    assert.equal(
+      busy.stderr(),
+      `petstore: could not start: PORT ${port} on HOST 127.0.0.1 is already in use (EADDRINUSE)\n`,
+    );
+    assert.equal(
+      foreign.stderr(),
+      'petstore: could not start: HOST 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL)\n',
+    );
+  });
+
   it('SIGINT also shuts down with exit code 0', async (t) => {
     const child = spawnServer(t, { DATABASE_URL: storeUrl(t) }, await freePort());
     await child.healthy();
     child.signal('SIGINT');
     assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
     assert.match(child.stdout(), /shutting down/);
+  });
+});
+
+/**
+ * `npm start` as an operator or a supervisor runs it: npm (on whatever Node is installed) runs the
+ * start script in a shell, which must give way to the server, or the signal that stops npm never
+ * reaches the server and it goes on holding the port.
+ */
+describe('npm start', { concurrency: 2 }, () => {
+  // In a process group of its own, so that cleaning up after a failure reaches the server too.
+  const NPM_START: Launch = { command: 'npm', args: ['start'], detached: true };
+
+  /** The server's own pid, from its log (lines reach stdout within about a second): not npm's. */
+  async function serverPid(child: Child): Promise<number> {
+    const listening = () => logLines(child.stdout()).find((line) => line.msg.startsWith('Server listening at '));
+    const deadline = Date.now() + 5000;
+    while (listening() === undefined && Date.now() < deadline) await sleep(50);
+    const pid = listening()?.pid;
+    assert.ok(pid !== undefined, `the server logged that it listens: ${child.stdout()}`);
+    return pid;
+  }
+
+  async function assertStoppedGracefully(child: Child, pid: number, port: number): Promise<void> {
+    const exit = await Promise.race([child.exited, sleep(20_000, undefined, { ref: false })]);
+    assert.deepEqual(exit, { code: 0, signal: null }, `npm exits 0 once the server has: ${child.stderr()}`);
+    assert.equal(child.stdout().match(/"msg":"shutting down"/g)?.length, 1, child.stdout());
+    assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'the server process is gone');
+    const probe = createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(port, '127.0.0.1', resolve);
+    });
+    await new Promise((resolve) => probe.close(resolve));
+  }
+
+  it('SIGTERM to the npm process stops the server gracefully and frees the port', async (t) => {
+    const port = await freePort();
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t) }, port, NPM_START);
+    await child.healthy();
+    const pid = await serverPid(child);
+    assert.notEqual(pid, child.pid, 'npm runs the server as a child process');
+    child.signal('SIGTERM');
+    await assertStoppedGracefully(child, pid, port);
+  });
+
+  it('Ctrl-C, which signals npm and the server at once, still shuts down gracefully', async (t) => {
+    const port = await freePort();
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t) }, port, NPM_START);
+    await child.healthy();
+    const pid = await serverPid(child);
+    // The server gets SIGINT from the terminal and again from npm, which forwards its own.
+    child.signalGroup('SIGINT');
+    await assertStoppedGracefully(child, pid, port);
   });
 });

@@ -1,5 +1,8 @@
+import { processOutput } from './output.ts';
 import { runCli } from './run-cli.ts';
 
-const status = await runCli(process.argv.slice(2));
-// serve answers -1: the server decides when the process ends.
-if (status >= 0) process.exitCode = status;
+const argv = process.argv.slice(2);
+const out = processOutput(argv.includes('--json'));
+const status = await runCli(argv, out);
+// serve answers -1: the server decides when the process ends. A closed pipe has set status 0 already.
+if (status >= 0 && !out.closed) process.exitCode = status;

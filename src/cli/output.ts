@@ -7,16 +7,47 @@ import type { AccountWindows } from './account-windows.ts';
 export interface Output {
   readonly json: boolean;
   write(line: string): void;
-  /** One line on stderr: `{"error": {code, message}}` with --json, `petstore: message` otherwise. */
-  error(code: string, message: string): void;
+  /**
+   * A failure on stderr: `{"error": {code, message}}` with --json; otherwise `usage` when given
+   * (the choices after a missing command), else the line `petstore: message`.
+   */
+  error(code: string, message: string, usage?: string): void;
 }
 
-export function processOutput(json: boolean): Output {
+/** Output on the process's stdout and stderr. */
+export interface ProcessOutput extends Output {
+  /** Whoever read stdout or stderr closed it: the command ends quietly, with exit status 0. */
+  readonly closed: boolean;
+}
+
+export function processOutput(json: boolean): ProcessOutput {
+  let closed = false;
+  const onError = (error: NodeJS.ErrnoException): void => {
+    if (error.code !== 'EPIPE') throw error;
+    // `petstore account list | head -1`: the reader has what it wanted, and the rest has nowhere to go.
+    closed = true;
+    process.exitCode = 0;
+  };
+  process.stdout.on('error', onError);
+  process.stderr.on('error', onError);
+  const print = (stream: NodeJS.WriteStream, text: string): void => {
+    if (!closed) stream.write(text);
+  };
   return {
     json,
-    write: (line) => void process.stdout.write(`${line}\n`),
-    error: (code, message) =>
-      void process.stderr.write(json ? `${JSON.stringify({ error: { code, message } })}\n` : `petstore: ${message}\n`),
+    get closed() {
+      return closed;
+    },
+    write: (line) => print(process.stdout, `${line}\n`),
+    error: (code, message, usage) =>
+      print(
+        process.stderr,
+        json
+          ? `${JSON.stringify({ error: { code, message } })}\n`
+          : usage === undefined
+            ? `petstore: ${message}\n`
+            : `${usage}\n`,
+      ),
   };
 }
 
@@ -71,14 +102,21 @@ export function printAccounts(out: Output, accounts: AccountRecord[], single: bo
   );
 }
 
-export function printAccountSummary(out: Output, summary: AccountSummary, windows: AccountWindows): void {
-  const { account, keys, activeKeys } = summary;
+/** The account, its limits, its keys and, where this process can know them, its current windows. */
+export function printAccountSummary(
+  out: Output,
+  summary: AccountSummary,
+  keys: ApiKeyRecord[],
+  windows: AccountWindows,
+): void {
+  const { account, activeKeys } = summary;
   if (out.json) {
     out.write(
       JSON.stringify({
         ...accountJson(account),
-        keys,
+        keys: summary.keys,
         activeKeys,
+        keyList: keys.map(keyJson),
         windows: windows.known ? windows.windows.map((window) => ({ ...window, resetAt: iso(window.resetAt) })) : null,
         windowsNote: windows.known ? null : windows.reason,
       }),
@@ -93,7 +131,7 @@ export function printAccountSummary(out: Output, summary: AccountSummary, window
     ['created', iso(account.createdAt)],
     ['per minute', `${limits.perMinute} (${source})`],
     ['per day', `${limits.perDay} (${source})`],
-    ['keys', `${keys} (${activeKeys} active)`],
+    ['keys', `${summary.keys} (${activeKeys} active)`],
   ];
   if (windows.known) {
     for (const window of windows.windows)
@@ -106,6 +144,10 @@ export function printAccountSummary(out: Output, summary: AccountSummary, window
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   for (const [label, value] of rows) out.write(`${`${label}:`.padEnd(width)}  ${value}`);
+  if (keys.length === 0) return;
+  // The keys as `key list` shows them, after a blank line that ends the fields above.
+  out.write('');
+  printKeys(out, keys);
 }
 
 export function printKeys(out: Output, keys: ApiKeyRecord[]): void {

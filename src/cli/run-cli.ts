@@ -1,9 +1,9 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
 import { limitsFor } from '../ratelimit/plans.ts';
 import { peekAccountWindows } from './account-windows.ts';
+import { helpJson, parseCommandLine, usageText, UsageError, type Options } from './command-line.ts';
 import { parseDuration } from './duration.ts';
 import {
   iso,
@@ -15,130 +15,64 @@ import {
   processOutput,
   type Output,
 } from './output.ts';
+import { petstoreVersion } from './version.ts';
 
 /**
  * Operator CLI over the same services as the server: `npm run -s petstore -- <command>`.
  * Exit status: 0 done, 1 the operation failed (unknown account, taken name…), 2 bad arguments.
- * Every failure is one line on stderr: plain text, or `{"error": {code, message}}` with --json.
+ * Every failure is one line on stderr: plain text, or `{"error": {code, message}}` with --json;
+ * only a missing command prints, without --json, the usage to choose from instead.
  */
-const USAGE = `usage: petstore <command> [options] [--json]
 
-commands:
-  serve                                         run the server (what npm start runs)
-  migrate                                       apply pending storage migrations
-  account create --name NAME --plan PLAN [--per-minute N --per-day N]
-  account set-plan --name NAME --plan PLAN [--per-minute N --per-day N]
-  account list                                  every account with its effective limits
-  account show --name NAME                      limits, keys and (with REDIS_URL) the current windows
-  key create --account NAME [--expires-in DURATION]   DURATION: 90s, 15m, 12h, 30d, 2w
-  key list --account NAME
-  key revoke --id KEY_ID
-  ban lift --id KEY_ID                          end a key's temporary ban
-  help                                          this text (also --help, -h)
-
-plans: free, pro, business, enterprise (enterprise needs --per-minute and --per-day)
-configuration comes from the environment (DATABASE_URL, …), as for the server
-exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration`;
-
-/** Bad arguments (exit 2); `code` is what --json reports. */
-export class UsageError extends Error {
-  readonly code: string;
-  constructor(message: string, code = 'invalid_arguments') {
-    super(message);
-    this.code = code;
-  }
-}
-
-type Options = Record<string, string | boolean | undefined>;
 type Handler = (services: Services, options: Options, out: Output) => Promise<void>;
 
-const flags = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  name: { type: 'string' },
-  plan: { type: 'string' },
-  'per-minute': { type: 'string' },
-  'per-day': { type: 'string' },
-  account: { type: 'string' },
-  'expires-in': { type: 'string' },
-  id: { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
-
-const COMMANDS: Record<string, { allowed: readonly string[]; required: readonly string[]; run: Handler }> = {
-  migrate: {
-    allowed: [],
-    required: [],
-    run: async (services, _options, out) => {
-      const applied = await services.store.migrate();
-      out.write(out.json ? JSON.stringify({ applied }) : `applied ${applied} migration(s); storage is up to date`);
-    },
+/** The commands that work on the store; serve, help and version are answered by runCli itself. */
+const COMMANDS: Record<string, Handler> = {
+  migrate: async (services, _options, out) => {
+    const applied = await services.store.migrate();
+    out.write(out.json ? JSON.stringify({ applied }) : `applied ${applied} migration(s); storage is up to date`);
   },
-  'account create': {
-    allowed: ['name', 'plan', 'per-minute', 'per-day'],
-    required: ['name', 'plan'],
-    run: async (services, options, out) => {
-      const account = await services.accounts.createAccount(text(options.name), planChoice(options));
-      printAccounts(out, [account], true);
-    },
+  'account create': async (services, options, out) => {
+    const account = await services.accounts.createAccount(text(options.name), planChoice(options));
+    printAccounts(out, [account], true);
   },
-  'account set-plan': {
-    allowed: ['name', 'plan', 'per-minute', 'per-day'],
-    required: ['name', 'plan'],
-    run: async (services, options, out) => {
-      const account = await services.accounts.setPlan(text(options.name), planChoice(options));
-      printAccounts(out, [account], true);
-    },
+  'account set-plan': async (services, options, out) => {
+    const account = await services.accounts.setPlan(text(options.name), planChoice(options));
+    printAccounts(out, [account], true);
   },
-  'account list': {
-    allowed: [],
-    required: [],
-    run: async (services, _options, out) => printAccounts(out, await services.accounts.listAccounts(), false),
+  'account list': async (services, _options, out) => printAccounts(out, await services.accounts.listAccounts(), false),
+  'account show': async (services, options, out) => {
+    const summary = await services.accounts.describeAccount(text(options.name));
+    const keys = await services.accounts.listKeys(summary.account.name);
+    const windows = await peekAccountWindows(services, summary.account, limitsFor(summary.account));
+    printAccountSummary(out, summary, keys, windows);
   },
-  'account show': {
-    allowed: ['name'],
-    required: ['name'],
-    run: async (services, options, out) => {
-      const summary = await services.accounts.describeAccount(text(options.name));
-      const windows = await peekAccountWindows(services, summary.account, limitsFor(summary.account));
-      printAccountSummary(out, summary, windows);
-    },
+  'key create': async (services, options, out) => {
+    const expiresIn = options['expires-in'] === undefined ? undefined : duration(text(options['expires-in']));
+    printCreatedKey(out, await services.accounts.createKey(text(options.account), expiresIn));
   },
-  'key create': {
-    allowed: ['account', 'expires-in'],
-    required: ['account'],
-    run: async (services, options, out) => {
-      const expiresIn = options['expires-in'] === undefined ? undefined : duration(text(options['expires-in']));
-      printCreatedKey(out, await services.accounts.createKey(text(options.account), expiresIn));
-    },
+  'key list': async (services, options, out) => printKeys(out, await services.accounts.listKeys(text(options.account))),
+  'key revoke': async (services, options, out) => {
+    const key = await services.accounts.revokeKey(text(options.id));
+    if (out.json) out.write(JSON.stringify(keyJson(key)));
+    else out.write(`revoked ${key.id} at ${iso(key.revokedAt)}; it is refused everywhere within one second`);
   },
-  'key list': {
-    allowed: ['account'],
-    required: ['account'],
-    run: async (services, options, out) => printKeys(out, await services.accounts.listKeys(text(options.account))),
-  },
-  'key revoke': {
-    allowed: ['id'],
-    required: ['id'],
-    run: async (services, options, out) => {
-      const key = await services.accounts.revokeKey(text(options.id));
-      if (out.json) out.write(JSON.stringify(keyJson(key)));
-      else out.write(`revoked ${key.id} at ${iso(key.revokedAt)}; it is refused everywhere within one second`);
-    },
-  },
-  'ban lift': {
-    allowed: ['id'],
-    required: ['id'],
-    run: async (services, options, out) => {
-      const key = await services.accounts.liftBan(text(options.id));
-      if (out.json) out.write(JSON.stringify(keyJson(key)));
-      else out.write(`lifted the ban on ${key.id}; it is accepted everywhere within one second`);
-    },
+  'ban lift': async (services, options, out) => {
+    const key = await services.accounts.liftBan(text(options.id));
+    if (out.json) out.write(JSON.stringify(keyJson(key)));
+    else out.write(`lifted the ban on ${key.id}; it is accepted everywhere within one second`);
   },
 };
 
+/**
+ * Runs one command line and answers its exit status (-1 for serve: the server decides when the
+ * process ends). Commands over the store take their configuration from `environment`; serve
+ * always from the process's.
+ */
 export async function runCli(
   argv: readonly string[],
   out: Output = processOutput(argv.includes('--json')),
+  environment: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   let parsed: { command: string; options: Options };
   try {
@@ -147,30 +81,49 @@ export async function runCli(
     const usage = error instanceof UsageError ? error : new UsageError(messageOf(error));
     return failUsage(out, usage);
   }
-  if (parsed.command === 'help') {
-    out.write(USAGE);
-    return 0;
+  switch (parsed.command) {
+    case 'help':
+      out.write(out.json ? JSON.stringify(helpJson()) : usageText());
+      return 0;
+    case 'version':
+      return printVersion(out);
+    case 'serve': {
+      // Modules are imported on use, so that each command loads only what it runs: the HTTP app only for serve.
+      const { main: serve } = await import('../server.ts');
+      await serve();
+      return -1;
+    }
+    default:
+      return runCommand(parsed.command, parsed.options, out, environment);
   }
-  // Modules are imported on use, so that each command loads only what it runs: the HTTP app only for serve.
-  if (parsed.command === 'serve') {
-    const { main: serve } = await import('../server.ts');
-    await serve();
-    return -1;
-  }
-  return runCommand(parsed.command, parsed.options, out);
 }
 
-async function runCommand(name: string, options: Options, out: Output): Promise<number> {
-  const command = COMMANDS[name] as (typeof COMMANDS)[string];
+function printVersion(out: Output): number {
+  try {
+    const version = petstoreVersion();
+    out.write(out.json ? JSON.stringify({ name: 'petstore', version }) : `petstore ${version}`);
+    return 0;
+  } catch (error) {
+    return failOperation(out, error);
+  }
+}
+
+async function runCommand(
+  name: string,
+  options: Options,
+  out: Output,
+  environment: NodeJS.ProcessEnv,
+): Promise<number> {
+  const command = COMMANDS[name] as Handler;
   let services: Services | undefined;
   try {
-    const config = loadConfig();
+    const config = loadConfig(environment);
     const { buildServices, createLogger } = await import('../composition-root.ts');
     // Log lines (a Redis warning…) go to stderr: stdout carries only the command's output.
     services = await buildServices(config, { logger: createLogger(config.logLevel, 2) });
     // Every command works on a fresh store; `migrate` reports what it applied itself.
     if (name !== 'migrate') await services.store.migrate();
-    await command.run(services, options, out);
+    await command(services, options, out);
     return 0;
   } catch (error) {
     return failOperation(out, error);
@@ -195,41 +148,13 @@ function failOperation(out: Output, error: unknown): number {
 }
 
 function failUsage(out: Output, error: UsageError): number {
-  // With no command at all the usage is the most useful answer, on stderr since it is a failure.
-  if (error.code === 'no_command' && !out.json) process.stderr.write(`${USAGE}\n`);
-  else out.error(error.code, out.json ? error.message : `${error.message} (see --help)`);
+  const message = out.json || !error.pointsToHelp ? error.message : `${error.message} (see --help)`;
+  out.error(error.code, message, error.usage);
   return 2;
 }
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function parseCommandLine(argv: readonly string[]): { command: string; options: Options } {
-  const { values, positionals } = parseArgs({ args: [...argv], options: flags, allowPositionals: true, strict: true });
-  const [group, action, ...extra] = positionals;
-  if (values.help === true || group === 'help') return { command: 'help', options: values };
-  if (group === undefined) throw new UsageError('no command given', 'no_command');
-  if (group === 'serve' || group === 'migrate') {
-    if (action !== undefined) throw new UsageError(`unexpected argument '${action}'`);
-    checkFlags(group, values, [], []);
-    return { command: group, options: values };
-  }
-  const command = `${group} ${action ?? ''}`.trim();
-  const spec = COMMANDS[command];
-  if (!spec) throw new UsageError(`unknown command '${command}'`, 'unknown_command');
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-  checkFlags(command, values, spec.allowed, spec.required);
-  return { command, options: values };
-}
-
-function checkFlags(command: string, values: Options, allowed: readonly string[], required: readonly string[]): void {
-  for (const [flag, value] of Object.entries(values)) {
-    if (flag === 'json' || flag === 'help' || value === undefined) continue;
-    if (!allowed.includes(flag)) throw new UsageError(`'${command}' does not take --${flag}`);
-    if (value === '') throw new UsageError(`--${flag} needs a value`);
-  }
-  for (const flag of required) if (values[flag] === undefined) throw new UsageError(`'${command}' needs --${flag}`);
 }
 
 function planChoice(options: Options): { plan: string; perMinute?: number; perDay?: number } {

@@ -1,0 +1,285 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { nearest } from './suggest.ts';
+
+/** Bad arguments (exit 2); `code` is what --json reports. */
+export class UsageError extends Error {
+  readonly code: string;
+  /** Without --json, printed on stderr instead of the one-line message: the usage to choose from. */
+  readonly usage: string | undefined;
+  /** Whether the one-line message ends with "(see --help)"; a suggestion already says what to type. */
+  readonly pointsToHelp: boolean;
+
+  constructor(message: string, options: { code?: string; usage?: string; pointsToHelp?: boolean } = {}) {
+    super(message);
+    this.code = options.code ?? 'invalid_arguments';
+    this.usage = options.usage;
+    this.pointsToHelp = options.pointsToHelp ?? true;
+  }
+}
+
+const FLAGS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+  name: { type: 'string' },
+  plan: { type: 'string' },
+  'per-minute': { type: 'string' },
+  'per-day': { type: 'string' },
+  account: { type: 'string' },
+  'expires-in': { type: 'string' },
+  id: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+type Flag = keyof typeof FLAGS;
+
+/** Options every command takes. */
+const GLOBAL_FLAGS: readonly Flag[] = ['json', 'help', 'version'];
+
+export type Options = Record<string, string | boolean | undefined>;
+
+export interface CommandSpec {
+  readonly name: string;
+  /** What the usage shows after the name. */
+  readonly synopsis: string;
+  readonly description: string;
+  /** The options it takes besides --json, --help and --version. */
+  readonly options: readonly Flag[];
+  readonly required: readonly Flag[];
+}
+
+const PLAN_CHOICE = '--name NAME --plan PLAN [--per-minute N --per-day N]';
+
+/** Every command, in the order of the usage. */
+export const COMMAND_SPECS: readonly CommandSpec[] = [
+  { name: 'serve', synopsis: '', description: 'run the server (what npm start runs)', options: [], required: [] },
+  { name: 'migrate', synopsis: '', description: 'apply pending storage migrations', options: [], required: [] },
+  {
+    name: 'account create',
+    synopsis: PLAN_CHOICE,
+    description: 'create an account; enterprise needs --per-minute and --per-day',
+    options: ['name', 'plan', 'per-minute', 'per-day'],
+    required: ['name', 'plan'],
+  },
+  {
+    name: 'account set-plan',
+    synopsis: PLAN_CHOICE,
+    description: "change an account's plan; servers apply it within one second",
+    options: ['name', 'plan', 'per-minute', 'per-day'],
+    required: ['name', 'plan'],
+  },
+  {
+    name: 'account list',
+    synopsis: '',
+    description: 'every account with its effective limits',
+    options: [],
+    required: [],
+  },
+  {
+    name: 'account show',
+    synopsis: '--name NAME',
+    description: 'limits, keys and (with REDIS_URL) the current windows',
+    options: ['name'],
+    required: ['name'],
+  },
+  {
+    name: 'key create',
+    synopsis: '--account NAME [--expires-in DURATION]',
+    description: 'a new key, printed once, alone on the last line',
+    options: ['account', 'expires-in'],
+    required: ['account'],
+  },
+  {
+    name: 'key list',
+    synopsis: '--account NAME',
+    description: "the account's keys: created, last used, expiry, revocation, ban",
+    options: ['account'],
+    required: ['account'],
+  },
+  {
+    name: 'key revoke',
+    synopsis: '--id KEY_ID',
+    description: 'refuse the key everywhere within one second',
+    options: ['id'],
+    required: ['id'],
+  },
+  {
+    name: 'ban lift',
+    synopsis: '--id KEY_ID',
+    description: "end a key's temporary ban",
+    options: ['id'],
+    required: ['id'],
+  },
+  { name: 'help', synopsis: '', description: 'this text (also --help, -h)', options: [], required: [] },
+  {
+    name: 'version',
+    synopsis: '',
+    description: 'the petstore version (also --version, -V)',
+    options: [],
+    required: [],
+  },
+];
+
+const SPECS = new Map(COMMAND_SPECS.map((spec) => [spec.name, spec]));
+
+/** The first words of the commands: `account`, `key`, `ban` and the one-word commands. */
+const FIRST_WORDS = [...new Set(COMMAND_SPECS.map((spec) => spec.name.split(' ')[0] as string))];
+
+const DESCRIPTION_COLUMN = 48;
+
+const NOTES = `plans: free, pro, business, enterprise (enterprise needs --per-minute and --per-day)
+DURATION: 90s, 15m, 12h, 30d, 2w
+--json: one line of JSON instead of text, failures included; help --json lists the commands
+configuration comes from the environment (DATABASE_URL, …), as for the server
+exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration`;
+
+/** The usage of every command, or of the commands of one group (`account`). */
+export function usageText(group?: string): string {
+  const specs = group === undefined ? COMMAND_SPECS : groupSpecs(group);
+  const lines = specs.flatMap((spec) => {
+    const left = `  ${spec.name} ${spec.synopsis}`.trimEnd();
+    if (left.length < DESCRIPTION_COLUMN) return [`${left.padEnd(DESCRIPTION_COLUMN)}${spec.description}`];
+    return [left, `${' '.repeat(DESCRIPTION_COLUMN)}${spec.description}`];
+  });
+  if (group !== undefined)
+    return [`usage: petstore ${group} <command> [options] [--json]`, '', `${group} commands:`, ...lines].join('\n');
+  return ['usage: petstore <command> [options] [--json]', '', 'commands:', ...lines, '', NOTES].join('\n');
+}
+
+/** The commands as data, for `help --json`. */
+export function helpJson(): object {
+  return {
+    usage: 'petstore <command> [options] [--json]',
+    commands: COMMAND_SPECS.map((spec) => ({
+      name: spec.name,
+      usage: `${spec.name} ${spec.synopsis}`.trimEnd(),
+      options: spec.options.map((flag) => `--${flag}`),
+      required: spec.required.map((flag) => `--${flag}`),
+      description: spec.description,
+    })),
+    globalOptions: GLOBAL_FLAGS.map((flag) => `--${flag}`),
+  };
+}
+
+interface OptionToken {
+  readonly name: string;
+  /** As typed: `--name`, `-h`. */
+  readonly rawName: string;
+  readonly value: string | undefined;
+  readonly inlineValue: boolean | undefined;
+}
+
+/** The command named by `argv` and its options; throws UsageError. */
+export function parseCommandLine(argv: readonly string[]): { command: string; options: Options } {
+  // Leniently first, to see every token: node:util's own errors name no alternative and span lines.
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: FLAGS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const positionals = tokens.flatMap((token) => (token.kind === 'positional' ? [token.value] : []));
+  const options = tokens.flatMap((token): OptionToken[] =>
+    token.kind === 'option'
+      ? [{ name: token.name, rawName: token.rawName, value: token.value, inlineValue: token.inlineValue }]
+      : [],
+  );
+  const given = new Set(options.map((token) => token.name));
+  const [group, action, ...extra] = positionals;
+  if (given.has('help') || group === 'help') return { command: 'help', options: {} };
+  if (given.has('version')) return { command: 'version', options: {} };
+
+  const spec = SPECS.get(group ?? '') ?? SPECS.get(`${group ?? ''} ${action ?? ''}`);
+  const unknown = options.find((token) => !Object.hasOwn(FLAGS, token.name));
+  if (unknown) throw unknownOption(unknown, spec);
+  if (group === undefined)
+    throw new UsageError('no command given', { code: 'no_command', usage: usageText(), pointsToHelp: false });
+  if (!spec) throw unknownCommand(group, action);
+  const unexpected = spec.name.includes(' ') ? extra[0] : action;
+  if (unexpected !== undefined) throw new UsageError(`unexpected argument '${unexpected}'`);
+  for (const token of options) checkValue(token);
+  const values = strictValues(argv);
+  checkFlags(spec, values);
+  return { command: spec.name, options: values };
+}
+
+function groupSpecs(group: string): CommandSpec[] {
+  return COMMAND_SPECS.filter((spec) => spec.name.startsWith(`${group} `));
+}
+
+/** `--nmae` → did you mean --name?, among the options of the command when it is known. */
+function unknownOption(token: OptionToken, spec: CommandSpec | undefined): UsageError {
+  const candidates = spec ? [...spec.options, ...GLOBAL_FLAGS] : Object.keys(FLAGS);
+  const suggestion = token.rawName.startsWith('--') ? nearest(token.name, candidates) : undefined;
+  if (suggestion === undefined) return new UsageError(`unknown option ${token.rawName}`);
+  return new UsageError(`unknown option ${token.rawName}; did you mean --${suggestion}?`, { pointsToHelp: false });
+}
+
+/** A group alone lists its commands; otherwise the nearest command is suggested, or the group's listed. */
+function unknownCommand(group: string, action: string | undefined): UsageError {
+  const typed = action === undefined ? group : `${group} ${action}`;
+  const inGroup = groupSpecs(group).map((spec) => spec.name);
+  if (inGroup.length > 0 && action === undefined)
+    return new UsageError(`'${group}' needs a command: ${inGroup.join(', ')}`, {
+      code: 'no_command',
+      usage: usageText(group),
+      pointsToHelp: false,
+    });
+  const suggestion = inGroup.length > 0 ? nearestInGroup(group, action) : nearestCommand(group, action);
+  if (suggestion !== undefined)
+    return new UsageError(`unknown command '${typed}'; did you mean ${suggestion}?`, {
+      code: 'unknown_command',
+      pointsToHelp: false,
+    });
+  const listing = inGroup.length > 0 ? `; ${group} commands: ${inGroup.join(', ')}` : '';
+  return new UsageError(`unknown command '${typed}'${listing}`, { code: 'unknown_command' });
+}
+
+/**
+ * Words are compared one by one: whole command lines share their group's letters, which would
+ * make `account delete` look near enough to `account create`.
+ */
+function nearestCommand(group: string, action: string | undefined): string | undefined {
+  const first = nearest(group, FIRST_WORDS);
+  if (first === undefined || action === undefined || groupSpecs(first).length === 0) return first;
+  return nearestInGroup(first, action) ?? first;
+}
+
+function nearestInGroup(group: string, action: string | undefined): string | undefined {
+  if (action === undefined) return undefined;
+  const actions = groupSpecs(group).map((spec) => spec.name.slice(group.length + 1));
+  const match = actions.includes(action) ? action : nearest(action, actions);
+  return match === undefined ? undefined : `${group} ${match}`;
+}
+
+/** What node:util would refuse in strict mode, said in one line. */
+function checkValue(token: OptionToken): void {
+  const flag = `--${token.name}`;
+  if (FLAGS[token.name as Flag].type === 'boolean') {
+    if (token.value !== undefined) throw new UsageError(`${flag} takes no value`);
+    return;
+  }
+  if (token.value === undefined) throw new UsageError(`${flag} needs a value`);
+  // `--name --json`: the value was most likely forgotten; a value that starts with a dash is written inline.
+  if (!token.inlineValue && token.value.startsWith('-'))
+    throw new UsageError(`${flag} needs a value (got ${token.value}; write ${flag}=${token.value} if you mean it)`);
+}
+
+function strictValues(argv: readonly string[]): Options {
+  try {
+    return parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true }).values;
+  } catch (error) {
+    // Not expected after the checks above; if it happens, still one line.
+    throw new UsageError((error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' '));
+  }
+}
+
+function checkFlags(spec: CommandSpec, values: Options): void {
+  for (const [flag, value] of Object.entries(values)) {
+    if (GLOBAL_FLAGS.includes(flag as Flag) || value === undefined) continue;
+    if (!spec.options.includes(flag as Flag)) throw new UsageError(`'${spec.name}' does not take --${flag}`);
+    if (value === '') throw new UsageError(`--${flag} needs a value`);
+  }
+  for (const flag of spec.required)
+    if (values[flag] === undefined) throw new UsageError(`'${spec.name}' needs --${flag}`);
+}
