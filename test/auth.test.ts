@@ -4,7 +4,7 @@ import { after, before, it } from 'node:test';
 import { describeEachBackend } from './support/each-backend.ts';
 import { generateApiKey } from '../src/auth/api-key.ts';
 import { ManualClock } from './support/manual-clock.ts';
-import { api, assertError, type ApiClient, type ApiResponse, type Pet } from './support/openapi-contract.ts';
+import { assertError, request, type HttpAnswer, type HttpTarget, type Pet } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /** Unauthenticated requests are limited per address; these tests send many on purpose. */
@@ -12,12 +12,12 @@ const ENV = { KEY_CACHE_TTL_MS: '0', ANON_LIMIT_PER_MINUTE: '100000' };
 
 interface Operation {
   readonly name: string;
-  send(client: ApiClient, authorization: string | null): Promise<ApiResponse>;
+  send(app: HttpTarget, authorization: string | null): Promise<HttpAnswer>;
   readonly success: number;
 }
 
-function headersFor(authorization: string | null): { key: null; headers: Record<string, string> } {
-  return { key: null, headers: authorization === null ? {} : { authorization } };
+function headersFor(authorization: string | null): { headers: Record<string, string> } {
+  return { headers: authorization === null ? {} : { authorization } };
 }
 
 function operations(petId: () => number): Operation[] {
@@ -25,28 +25,32 @@ function operations(petId: () => number): Operation[] {
     {
       name: 'listPets',
       success: 200,
-      send: (client, authorization) => client.get('/v1/pets?limit=1', headersFor(authorization)),
+      send: (app, authorization) => request(app, '/v1/pets?limit=1', headersFor(authorization)),
     },
     {
       name: 'createPet',
       success: 201,
-      send: (client, authorization) =>
-        client.post('/v1/pets', { name: 'auth-matrix', categoryId: 1 }, headersFor(authorization)),
+      send: (app, authorization) =>
+        request(app, '/v1/pets', {
+          method: 'POST',
+          json: { name: 'auth-matrix', categoryId: 1 },
+          ...headersFor(authorization),
+        }),
     },
     {
       name: 'getPet',
       success: 200,
-      send: (client, authorization) => client.get(`/v1/pets/${petId()}`, headersFor(authorization)),
+      send: (app, authorization) => request(app, `/v1/pets/${petId()}`, headersFor(authorization)),
     },
   ];
 }
 
 /** How many pets the app holds, following every next link. */
-async function countPets(client: ApiClient, key: string): Promise<number> {
+async function countPets(app: HttpTarget, key: string): Promise<number> {
   let count = 0;
   let path = '/v1/pets?limit=100';
   for (;;) {
-    const page = await client.get(path, { key });
+    const page = await request(app, path, { key });
     assert.equal(page.status, 200, page.text);
     count += page.json<Pet[]>().length;
     const link = page.headers.get('link');
@@ -58,7 +62,7 @@ async function countPets(client: ApiClient, key: string): Promise<number> {
   return count;
 }
 
-function assertUnauthorized(response: ApiResponse, invalidToken: boolean): void {
+function assertUnauthorized(response: HttpAnswer, invalidToken: boolean): void {
   assertError(response, 401, 'unauthorized');
   const challenge = response.headers.get('www-authenticate') ?? '';
   assert.match(challenge, /^Bearer\b/, `WWW-Authenticate must start with Bearer, got ${JSON.stringify(challenge)}`);
@@ -72,7 +76,6 @@ function assertUnauthorized(response: ApiResponse, invalidToken: boolean): void 
 describeEachBackend('authentication', (backend) => {
   const clock = new ManualClock(new Date('2026-06-01T12:00:00Z'));
   let app: TestApp;
-  let client: ApiClient;
   let valid: string;
   let pet: Pet;
   const ops = operations(() => pet.id);
@@ -80,8 +83,11 @@ describeEachBackend('authentication', (backend) => {
   before(async () => {
     app = await startTestApp({ backend, clock, env: ENV });
     valid = (await app.newKey({ plan: 'business' })).key;
-    client = api(app);
-    const created = await client.post('/v1/pets', { name: 'auth', categoryId: 1 }, { key: valid });
+    const created = await request(app, '/v1/pets', {
+      method: 'POST',
+      key: valid,
+      json: { name: 'auth', categoryId: 1 },
+    });
     assert.equal(created.status, 201);
     pet = created.json<Pet>();
   });
@@ -106,31 +112,31 @@ describeEachBackend('authentication', (backend) => {
   for (const operation of ops) {
     for (const [label, header, invalidToken] of cases) {
       it(`${operation.name}: ${label} → 401 unauthorized`, async () => {
-        assertUnauthorized(await operation.send(client, header()), invalidToken);
+        assertUnauthorized(await operation.send(app, header()), invalidToken);
       });
     }
 
     it(`${operation.name}: a revoked key → 401 unauthorized`, async () => {
       const { key, keyId } = await app.newKey();
-      assert.equal((await operation.send(client, `Bearer ${key}`)).status, operation.success);
+      assert.equal((await operation.send(app, `Bearer ${key}`)).status, operation.success);
       await app.services.accounts.revokeKey(keyId);
-      assertUnauthorized(await operation.send(client, `Bearer ${key}`), true);
+      assertUnauthorized(await operation.send(app, `Bearer ${key}`), true);
     });
 
     it(`${operation.name}: an expired key → 401 unauthorized, and valid until then`, async () => {
       const { key } = await app.newKey({ expiresInMs: 60_000 });
       clock.advance(59_999);
-      assert.equal((await operation.send(client, `Bearer ${key}`)).status, operation.success);
+      assert.equal((await operation.send(app, `Bearer ${key}`)).status, operation.success);
       clock.advance(1);
-      const response = await operation.send(client, `Bearer ${key}`);
+      const response = await operation.send(app, `Bearer ${key}`);
       assertUnauthorized(response, true);
       clock.advance(3_600_000);
-      assertUnauthorized(await operation.send(client, `Bearer ${key}`), true);
+      assertUnauthorized(await operation.send(app, `Bearer ${key}`), true);
     });
 
     for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
       it(`${operation.name}: the scheme ${scheme} is accepted`, async () => {
-        const response = await operation.send(client, `${scheme} ${valid}`);
+        const response = await operation.send(app, `${scheme} ${valid}`);
         assert.equal(response.status, operation.success, response.text);
       });
     }
@@ -139,14 +145,14 @@ describeEachBackend('authentication', (backend) => {
   it('creates no pet for an unauthenticated POST', async () => {
     const createPet = ops.find((operation) => operation.name === 'createPet');
     assert.ok(createPet);
-    const before = await countPets(client, valid);
+    const before = await countPets(app, valid);
     for (const [label, header] of cases)
-      assert.equal((await createPet.send(client, header())).status, 401, `${label} is refused`);
-    assert.equal(await countPets(client, valid), before);
+      assert.equal((await createPet.send(app, header())).status, 401, `${label} is refused`);
+    assert.equal(await countPets(app, valid), before);
   });
 
   it('refuses an unauthenticated POST before reading its body (401, not 413 or 400)', async () => {
-    const response = await client.post('/v1/pets', 'x'.repeat(64 * 1024), { key: null });
+    const response = await request(app, '/v1/pets', { method: 'POST', json: 'x'.repeat(64 * 1024) });
     assertUnauthorized(response, false);
   });
 
@@ -154,35 +160,33 @@ describeEachBackend('authentication', (backend) => {
     const first = await app.newKey();
     const second = await app.services.accounts.createKey(first.account);
     await app.services.accounts.revokeKey(first.keyId);
-    assertUnauthorized(await client.get('/v1/pets?limit=1', { key: first.key }), true);
-    assert.equal((await client.get('/v1/pets?limit=1', { key: second.key })).status, 200);
+    assertUnauthorized(await request(app, '/v1/pets?limit=1', { key: first.key }), true);
+    assert.equal((await request(app, '/v1/pets?limit=1', { key: second.key })).status, 200);
   });
 
   it('needs no key for the public endpoints, and ignores a bad one there', async () => {
     for (const authorization of [undefined, 'Bearer garbage', 'Basic abc']) {
       const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-      const health = await fetch(`${app.url}/healthz`, { headers });
+      const health = await request(app, '/healthz', { headers });
       assert.equal(health.status, 200);
-      assert.deepEqual(await health.json(), { status: 'ok' });
+      assert.deepEqual(health.json(), { status: 'ok' });
 
-      const ready = await fetch(`${app.url}/readyz`, { headers });
+      const ready = await request(app, '/readyz', { headers });
       assert.equal(ready.status, 200);
-      assert.equal(((await ready.json()) as { status: string }).status, 'ready');
+      assert.equal(ready.json<{ status: string }>().status, 'ready');
 
-      const document = await fetch(`${app.url}/v1/openapi.json`, { headers });
+      const document = await request(app, '/v1/openapi.json', { headers });
       assert.equal(document.status, 200);
-      assert.match(((await document.json()) as { openapi: string }).openapi, /^3\.1\./);
+      assert.match(document.json<{ openapi: string }>().openapi, /^3\.1\./);
 
-      const docs = await fetch(`${app.url}/docs/`, { headers });
+      const docs = await request(app, '/docs/', { headers });
       assert.equal(docs.status, 200);
       assert.match(docs.headers.get('content-type') ?? '', /text\/html/);
-      await docs.arrayBuffer();
     }
   });
 
   it('serves an OpenAPI 3.1 document of the operations, bearer security and the Error shape', async () => {
-    const response = await fetch(`${app.url}/v1/openapi.json`);
-    const document = (await response.json()) as {
+    const document = (await request(app, '/v1/openapi.json')).json<{
       openapi: string;
       security?: Array<Record<string, unknown>>;
       components: {
@@ -193,7 +197,7 @@ describeEachBackend('authentication', (backend) => {
         string,
         Record<string, { operationId?: string; deprecated?: boolean; responses: Record<string, unknown> }>
       >;
-    };
+    }>();
     assert.match(document.openapi, /^3\.1\./);
     const bearer = document.components.securitySchemes?.['bearerAuth'];
     assert.equal(bearer?.type, 'http');
@@ -225,15 +229,14 @@ describeEachBackend('authentication', (backend) => {
   });
 
   it('serves the /docs page assets without a key and without the internet', async () => {
-    const page = await fetch(`${app.url}/docs/`);
-    const html = await page.text();
+    const html = (await request(app, '/docs/')).text;
     const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1] ?? '');
     assert.ok(assets.length > 0);
     for (const asset of assets) {
       assert.doesNotMatch(asset, /^(https?:)?\/\//, `asset ${asset} must be served locally`);
-      const response = await fetch(new URL(asset, `${app.url}/docs/`));
+      const { pathname, search } = new URL(asset, `${app.url}/docs/`);
+      const response = await request(app, `${pathname}${search}`);
       assert.equal(response.status, 200, asset);
-      await response.arrayBuffer();
     }
   });
 });
@@ -243,13 +246,12 @@ describeEachBackend('revocation with the default key cache', (backend) => {
     const app = await startTestApp({ backend, env: { ANON_LIMIT_PER_MINUTE: '100000' } });
     try {
       assert.equal(app.services.config.keyCacheTtlMs, 1000);
-      const client = api(app);
       const { key, keyId } = await app.newKey();
-      assert.equal((await client.get('/v1/pets', { key })).status, 200, 'the key is now cached');
+      assert.equal((await request(app, '/v1/pets', { key })).status, 200, 'the key is now cached');
       await app.services.accounts.revokeKey(keyId);
       const revokedAt = performance.now();
       await sleep(1100);
-      assertUnauthorized(await client.get('/v1/pets', { key }), true);
+      assertUnauthorized(await request(app, '/v1/pets', { key }), true);
       assert.ok(performance.now() - revokedAt < 2000);
     } finally {
       await app.close();

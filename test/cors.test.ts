@@ -93,13 +93,9 @@ describe('CORS with CORS_ORIGINS', () => {
       env: { CORS_ORIGINS: `${ORIGIN}, https://admin.example`, ANON_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '127.0.0.1' },
     });
     const key = await newKey();
-    const created = await fetch(`${app.url}/v1/pets`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'cors', categoryId: 1 }),
-    });
+    const created = await request(app, '/v1/pets', { method: 'POST', key, json: { name: 'cors', categoryId: 1 } });
     assert.equal(created.status, 201);
-    petId = ((await created.json()) as { id: number }).id;
+    petId = created.json<{ id: number }>().id;
   });
   after(() => app.close());
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { Pet } from './support/openapi-contract.ts';
+import { request, type Pet } from './support/http-client.ts';
 
 const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const KEY_PATTERN = /pst_[A-Za-z0-9]{36}/;
@@ -97,12 +97,12 @@ describe('durability of 201', () => {
     assert.ok(key, `the first start prints a demo key: ${first.stdout()}`);
     const authorization = `Bearer ${key}`;
 
+    // Killed the moment the status line and headers arrive: plain fetch, which resolves right then.
     const response = await fetch(`${first.url}/v1/pets`, {
       method: 'POST',
       headers: { authorization, 'content-type': 'application/json' },
       body: '{"name":"Survivor","categoryId":9223372036854775807,"status":"sold"}',
     });
-    // Killed the moment the status line and headers arrive.
     first.child.kill('SIGKILL');
     assert.equal(response.status, 201);
     const location = response.headers.get('location');
@@ -112,15 +112,15 @@ describe('durability of 201', () => {
 
     const second = await start(database);
     assert.doesNotMatch(second.stdout(), KEY_PATTERN, 'a restart on a non-empty store prints no new demo key');
-    const pet = await fetch(new URL(location, second.url), { headers: { authorization } });
+    const pet = await request(second, new URL(location, second.url).pathname, { key });
     assert.equal(pet.status, 200, 'the demo key survives too');
-    const text = await pet.text();
+    const text = pet.text;
     assert.equal(
       text,
       `{"id":${(JSON.parse(text) as Pet).id},"name":"Survivor","categoryId":9223372036854775807,"status":"sold"}`,
     );
-    const list = await fetch(`${second.url}/v1/pets`, { headers: { authorization } });
-    assert.equal(((await list.json()) as Pet[]).length, 1);
+    const list = await request(second, '/v1/pets', { key });
+    assert.equal(list.json<Pet[]>().length, 1);
     await kill(second);
   });
 
@@ -134,6 +134,7 @@ describe('durability of 201', () => {
     let answered = 0;
     const results = await Promise.all(
       Array.from({ length: 50 }, async (_unused, index) => {
+        // Plain fetch: the process is killed at the last answer, before request() could check it.
         const response = await fetch(`${first.url}/v1/pets`, {
           method: 'POST',
           headers: { authorization, 'content-type': 'application/json' },
@@ -149,9 +150,9 @@ describe('durability of 201', () => {
 
     const second = await start(database);
     assert.doesNotMatch(second.stdout(), KEY_PATTERN);
-    const list = await fetch(`${second.url}/v1/pets?limit=100`, { headers: { authorization } });
+    const list = await request(second, '/v1/pets?limit=100', { key });
     assert.equal(list.status, 200);
-    const pets = (await list.json()) as Pet[];
+    const pets = list.json<Pet[]>();
     assert.equal(pets.length, 50);
     const byId = new Map(pets.map((pet) => [pet.id, pet]));
     for (const result of results) {

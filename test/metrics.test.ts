@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { METRICS_RENDER_INTERVAL_MS, startMetricsServer, type MetricsServer } from '../src/http/metrics-server.ts';
-import { request, type ErrorBody, type HttpRequest } from './support/http-client.ts';
+import { request, type ErrorBody, type HttpRequest, type HttpTarget } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
@@ -52,6 +52,11 @@ async function statusOf(app: TestApp, path: string, options: HttpRequest = {}): 
   return (await request(app, path, options)).status;
 }
 
+/** The operator listener as a request target: it serves no part of the API. */
+function operatorListener(server: MetricsServer): HttpTarget {
+  return { url: server.url.replace(/\/metrics$/, ''), servesApi: false };
+}
+
 /** Monotonic time of the operator listener, moved by hand. */
 let monotonic = 0;
 let metricsServer: MetricsServer;
@@ -63,10 +68,9 @@ async function scrape(): Promise<{ text: string; samples: Sample[] }> {
 }
 
 async function scrapeAsIs(): Promise<{ text: string; samples: Sample[] }> {
-  const response = await fetch(metricsServer.url);
+  const response = await request(operatorListener(metricsServer), '/metrics');
   assert.equal(response.status, 200);
-  const text = await response.text();
-  return { text, samples: parseSamples(text) };
+  return { text: response.text, samples: parseSamples(response.text) };
 }
 
 describe('GET /metrics on the operator listener', () => {
@@ -98,7 +102,7 @@ describe('GET /metrics on the operator listener', () => {
 
   it('is Prometheus text, served without a key', async () => {
     monotonic += METRICS_RENDER_INTERVAL_MS;
-    const response = await request({ url: metricsServer.url.replace(/\/metrics$/, '') }, '/metrics');
+    const response = await request(operatorListener(metricsServer), '/metrics');
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     for (const [name, type] of [
@@ -235,7 +239,7 @@ describe('the operator listener', () => {
   });
 
   it('answers other paths 404 and other methods 405, with the Error body', async () => {
-    const base = { url: operator.url.replace(/\/metrics$/, '') };
+    const base = operatorListener(operator);
     const other = await request(base, '/v1/pets');
     assert.equal(other.status, 404);
     assert.equal(other.json<ErrorBody>().code, 'not_found');
@@ -247,18 +251,20 @@ describe('the operator listener', () => {
 
   it('renders at most once per interval: scrapes in between share the text', async () => {
     now += METRICS_RENDER_INTERVAL_MS;
-    const first = await (await fetch(operator.url)).text();
+    const first = (await request(operatorListener(operator), '/metrics')).text;
     const renders = operator.renders();
     assert.equal((await request(app, '/v1/pets', { key })).status, 200);
     now += METRICS_RENDER_INTERVAL_MS - 1;
-    const cached = await Promise.all(Array.from({ length: 20 }, async () => (await fetch(operator.url)).text()));
+    const cached = await Promise.all(
+      Array.from({ length: 20 }, async () => (await request(operatorListener(operator), '/metrics')).text),
+    );
     assert.ok(
       cached.every((text) => text === first),
       'the same text within the interval',
     );
     assert.equal(operator.renders(), renders, 'no render within the interval');
     now += 1;
-    const fresh = await (await fetch(operator.url)).text();
+    const fresh = (await request(operatorListener(operator), '/metrics')).text;
     assert.notEqual(fresh, first, 'a new render once the interval has passed');
     assert.equal(operator.renders(), renders + 1);
   });
@@ -288,9 +294,7 @@ describe('a flood of scrapes', () => {
       while (performance.now() - started < 1000) {
         const statuses = await Promise.all(
           Array.from({ length: 200 }, async () => {
-            const response = await fetch(operator.url);
-            await response.arrayBuffer();
-            return response.status;
+            return (await request(operatorListener(operator), '/metrics')).status;
           }),
         );
         assert.deepEqual(new Set(statuses), new Set([200]));

@@ -4,14 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { HTTP_ERROR_CODES, isHttpErrorCode } from '../src/errors.ts';
 import { STATUS_OF } from '../src/http/error-body.ts';
 import { PET_STATUSES } from '../src/storage/store.ts';
-import {
-  api,
-  assertError,
-  loadContract,
-  pathTemplateOf,
-  schemaErrors,
-  type ContractDocument,
-} from './support/openapi-contract.ts';
+import { assertError, request } from './support/http-client.ts';
+import { loadContract, pathTemplateOf, schemaErrors, type ContractDocument } from './support/openapi-contract.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 type Json = Record<string, unknown>;
@@ -100,9 +94,9 @@ function validate(contract: ContractDocument, schema: Json, value: unknown): str
 }
 
 async function fetchDocument(app: TestApp): Promise<Json> {
-  const response = await fetch(`${app.url}/v1/openapi.json`);
+  const response = await request(app, '/v1/openapi.json');
   assert.equal(response.status, 200);
-  const document: unknown = await response.json();
+  const document: unknown = response.json();
   assert.ok(isJson(document));
   return document;
 }
@@ -137,9 +131,14 @@ describe('The OpenAPI document', () => {
   before(async () => {
     app = await startTestApp();
     document = await fetchDocument(app);
-    contract = await loadContract(app.url);
+    // The served bytes, not the app's own object: this suite is about what clients get.
+    contract = await loadContract({ url: app.url });
   });
   after(() => app.close());
+
+  it('is what the app generates, which is where request() reads it from for an app in this process', () => {
+    assert.deepEqual(document, JSON.parse(JSON.stringify(app.app.swagger())));
+  });
 
   it('is OpenAPI 3.1 with a title, a version, an MIT license and only local references that resolve', () => {
     assert.equal(document['openapi'], '3.1.0');
@@ -210,10 +209,10 @@ describe('The OpenAPI document', () => {
 
   it('still names the status choices in validation errors', async () => {
     const { key } = await app.newKey();
-    const client = api(app, key);
-    assertError(await client.get('/v1/pets?status=lost'), 400, 'invalid_query', 'available, pending, sold');
-    const body = { name: 'Rex', categoryId: 1, status: 'lost' };
-    assertError(await client.post('/v1/pets', body), 400, 'invalid_body', 'available, pending, sold');
+    assertError(await request(app, '/v1/pets?status=lost', { key }), 400, 'invalid_query', 'available, pending, sold');
+    const json = { name: 'Rex', categoryId: 1, status: 'lost' };
+    const refused = await request(app, '/v1/pets', { method: 'POST', key, json });
+    assertError(refused, 400, 'invalid_body', 'available, pending, sold');
   });
 
   it('defines the shared headers once and refers to them from every response', () => {
@@ -331,7 +330,7 @@ describe('Raw-socket error answers', () => {
     const { status, body } = rawStatusAndBody(raw);
     assert.equal(status, 431);
     assert.deepEqual(body, { code: 'headers_too_large', message: 'the request headers are too large', status: 431 });
-    assert.equal(schemaErrors(await loadContract(app.url), 'Error', body), undefined);
+    assert.equal(schemaErrors(await loadContract(app), 'Error', body), undefined);
   });
 
   it('answers a request that does not arrive in time with 408 request_timeout', async () => {
@@ -339,6 +338,6 @@ describe('Raw-socket error answers', () => {
     const { status, body } = rawStatusAndBody(raw);
     assert.equal(status, 408);
     assert.deepEqual(body, { code: 'request_timeout', message: 'the request did not arrive in time', status: 408 });
-    assert.equal(schemaErrors(await loadContract(app.url), 'Error', body), undefined);
+    assert.equal(schemaErrors(await loadContract(app), 'Error', body), undefined);
   });
 });

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { describeEachBackend } from './support/each-backend.ts';
-import { api, assertError, type ApiClient, type ApiResponse, type Pet } from './support/openapi-contract.ts';
+import { assertError, request, type HttpAnswer, type HttpTarget, type Pet } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 const STATUSES = ['available', 'pending', 'sold', undefined] as const;
 
 /** The URL of a `Link: <…>; rel="next"` header, or undefined when there is none. */
-function nextLink(response: ApiResponse): string | undefined {
+function nextLink(response: HttpAnswer): string | undefined {
   const header = response.headers.get('link');
   if (header === null) return undefined;
   const match = /^<([^>]+)>; rel="next"$/.exec(header);
@@ -21,7 +21,7 @@ function pathOf(link: string): string {
   return url.pathname + url.search;
 }
 
-async function createPets(client: ApiClient, count: number, prefix: string): Promise<Pet[]> {
+async function createPets(app: HttpTarget, key: string, count: number, prefix: string): Promise<Pet[]> {
   const created: Pet[] = [];
   // Sequential, so ids follow creation order and statuses cycle predictably.
   for (let i = 0; i < count; i += 1) {
@@ -30,7 +30,7 @@ async function createPets(client: ApiClient, count: number, prefix: string): Pro
       status === undefined
         ? { name: `${prefix}-${i}`, categoryId: i }
         : { name: `${prefix}-${i}`, categoryId: i, status };
-    const response = await client.post('/v1/pets', body);
+    const response = await request(app, '/v1/pets', { method: 'POST', key, json: body });
     assert.equal(response.status, 201, response.text);
     created.push(response.json<Pet>());
   }
@@ -38,11 +38,11 @@ async function createPets(client: ApiClient, count: number, prefix: string): Pro
 }
 
 /** Follows next links from `firstPath` to the end; returns every page. */
-async function walk(client: ApiClient, firstPath: string): Promise<ApiResponse[]> {
-  const pages: ApiResponse[] = [];
+async function walk(app: HttpTarget, key: string, firstPath: string): Promise<HttpAnswer[]> {
+  const pages: HttpAnswer[] = [];
   let path: string | undefined = firstPath;
   while (path !== undefined) {
-    const page = await client.get(path);
+    const page = await request(app, path, { key });
     assert.equal(page.status, 200, page.text);
     pages.push(page);
     const link = nextLink(page);
@@ -54,20 +54,23 @@ async function walk(client: ApiClient, firstPath: string): Promise<ApiResponse[]
 
 describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
   let app: TestApp;
-  let client: ApiClient;
+  let key: string;
 
   before(async () => {
     app = await startTestApp({ backend });
-    const { key } = await app.newKey({ plan: 'business' });
-    client = api(app, key);
+    ({ key } = await app.newKey({ plan: 'business' }));
   });
   after(() => app.close());
 
   it('returns a created pet with exactly its fields, as a plain JSON array', async () => {
-    const created = await client.post('/v1/pets', { name: 'Rex', categoryId: 7, status: 'available' });
+    const created = await request(app, '/v1/pets', {
+      method: 'POST',
+      key,
+      json: { name: 'Rex', categoryId: 7, status: 'available' },
+    });
     assert.equal(created.status, 201, created.text);
     const pet = created.json<Pet>();
-    const list = await client.get('/v1/pets?limit=100');
+    const list = await request(app, '/v1/pets?limit=100', { key });
     assert.equal(list.status, 200);
     assert.match(list.headers.get('content-type') ?? '', /^application\/json/);
     const body = list.json<Pet[]>();
@@ -91,47 +94,53 @@ describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
     ['limit=99999999999999999999', 'limit beyond int64'],
   ] as const) {
     it(`refuses ${label} (${query}) with 400 invalid_query naming limit`, async () => {
-      assertError(await client.get(`/v1/pets?${query}`), 400, 'invalid_query', 'limit');
+      assertError(await request(app, `/v1/pets?${query}`, { key }), 400, 'invalid_query', 'limit');
     });
   }
 
   it('accepts the bounds 1 and 100', async () => {
-    for (let i = 0; i < 2; i += 1)
-      assert.equal((await client.post('/v1/pets', { name: `bound-${i}`, categoryId: i })).status, 201);
-    const total = (await walk(client, '/v1/pets?limit=7')).flatMap((page) => page.json<Pet[]>()).length;
+    for (let i = 0; i < 2; i += 1) {
+      const json = { name: `bound-${i}`, categoryId: i };
+      assert.equal((await request(app, '/v1/pets', { method: 'POST', key, json })).status, 201);
+    }
+    const total = (await walk(app, key, '/v1/pets?limit=7')).flatMap((page) => page.json<Pet[]>()).length;
     for (const limit of [1, 100]) {
-      const response = await client.get(`/v1/pets?limit=${limit}`);
+      const response = await request(app, `/v1/pets?limit=${limit}`, { key });
       assert.equal(response.status, 200, response.text);
       assert.equal(response.json<Pet[]>().length, Math.min(limit, total), `limit=${limit} of ${total} pets`);
     }
   });
 
   it('refuses a repeated limit or a repeated status with 400 invalid_query naming it', async () => {
-    assertError(await client.get('/v1/pets?limit=1&limit=2'), 400, 'invalid_query', 'limit');
-    assertError(await client.get('/v1/pets?limit=5&limit=5'), 400, 'invalid_query', 'limit');
-    assertError(await client.get('/v1/pets?status=sold&status=pending'), 400, 'invalid_query', 'status');
-    assertError(await client.get('/v1/pets?status=sold&status=sold'), 400, 'invalid_query', 'status');
+    assertError(await request(app, '/v1/pets?limit=1&limit=2', { key }), 400, 'invalid_query', 'limit');
+    assertError(await request(app, '/v1/pets?limit=5&limit=5', { key }), 400, 'invalid_query', 'limit');
+    assertError(await request(app, '/v1/pets?status=sold&status=pending', { key }), 400, 'invalid_query', 'status');
+    assertError(await request(app, '/v1/pets?status=sold&status=sold', { key }), 400, 'invalid_query', 'status');
   });
 
   it('refuses an unknown status with 400 invalid_query naming status', async () => {
     for (const status of ['bad', 'SOLD', 'Available', '', 'sold%20']) {
-      assertError(await client.get(`/v1/pets?status=${status}`), 400, 'invalid_query', 'status');
+      assertError(await request(app, `/v1/pets?status=${status}`, { key }), 400, 'invalid_query', 'status');
     }
   });
 
   it('ignores unknown query parameters', async () => {
-    const plain = await client.get('/v1/pets?limit=5');
-    const withUnknown = await client.get(
+    const plain = await request(app, '/v1/pets?limit=5', { key });
+    const withUnknown = await request(
+      app,
       '/v1/pets?limit=5&foo=bar&page=3&offset=2&sort=desc&__proto__=x&constructor=y',
+      { key },
     );
     assert.equal(withUnknown.status, 200, withUnknown.text);
     assert.equal(withUnknown.text, plain.text);
   });
 
   it('refuses malformed cursors with 400 invalid_query naming cursor', async () => {
-    for (let i = 0; i < 3; i += 1)
-      assert.equal((await client.post('/v1/pets', { name: `cursor-${i}`, categoryId: i })).status, 201);
-    const first = await client.get('/v1/pets?limit=1');
+    for (let i = 0; i < 3; i += 1) {
+      const json = { name: `cursor-${i}`, categoryId: i };
+      assert.equal((await request(app, '/v1/pets', { method: 'POST', key, json })).status, 201);
+    }
+    const first = await request(app, '/v1/pets?limit=1', { key });
     const link = nextLink(first);
     assert.ok(link, 'a first page of 1 with more pets carries a next link');
     const cursor = new URL(link, 'http://placeholder.invalid').searchParams.get('cursor');
@@ -157,28 +166,30 @@ describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
       'A'.repeat(65),
     ];
     for (const bad of tampered) {
-      const response = await client.get(`/v1/pets?limit=1&cursor=${encodeURIComponent(bad)}`);
+      const response = await request(app, `/v1/pets?limit=1&cursor=${encodeURIComponent(bad)}`, { key });
       assert.equal(response.status, 400, `cursor ${JSON.stringify(bad)} (real one: ${cursor}) must be refused`);
       assertError(response, 400, 'invalid_query', 'cursor');
     }
-    assertError(await client.get('/v1/pets?cursor='), 400, 'invalid_query', 'cursor');
-    assertError(await client.get(`/v1/pets?cursor=${cursor}&cursor=${cursor}`), 400, 'invalid_query', 'cursor');
+    assertError(await request(app, '/v1/pets?cursor=', { key }), 400, 'invalid_query', 'cursor');
+    assertError(
+      await request(app, `/v1/pets?cursor=${cursor}&cursor=${cursor}`, { key }),
+      400,
+      'invalid_query',
+      'cursor',
+    );
     // The untouched cursor still works.
-    assert.equal((await client.get(`/v1/pets?limit=1&cursor=${cursor}`)).status, 200);
+    assert.equal((await request(app, `/v1/pets?limit=1&cursor=${cursor}`, { key })).status, 200);
   });
 
   it('uses absolute Link URLs when PUBLIC_BASE_URL is set', async () => {
     const other = await startTestApp({ backend, env: { PUBLIC_BASE_URL: 'https://api.example.test' } });
     try {
-      const { key } = await other.newKey({ plan: 'business' });
-      const otherClient = api(other, key);
+      const { key: otherKey } = await other.newKey({ plan: 'business' });
       for (let i = 0; i < 3; i += 1) {
-        assert.equal(
-          (await otherClient.post('/v1/pets', { name: `abs-${i}`, categoryId: i, status: 'available' })).status,
-          201,
-        );
+        const json = { name: `abs-${i}`, categoryId: i, status: 'available' };
+        assert.equal((await request(other, '/v1/pets', { method: 'POST', key: otherKey, json })).status, 201);
       }
-      const page = await otherClient.get('/v1/pets?limit=2&status=available&extra=1');
+      const page = await request(other, '/v1/pets?limit=2&status=available&extra=1', { key: otherKey });
       const link = nextLink(page);
       assert.ok(link);
       const url = new URL(link);
@@ -195,20 +206,19 @@ describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
 
 describeEachBackend('GET /v1/pets: ordering and pagination over 47 pets', (backend) => {
   let app: TestApp;
-  let client: ApiClient;
+  let key: string;
   let pets: Pet[];
 
   before(async () => {
     // Its own app: the walk must see exactly these pets and no others.
     app = await startTestApp({ backend });
-    const { key } = await app.newKey({ plan: 'business' });
-    client = api(app, key);
-    pets = await createPets(client, 47, 'page');
+    ({ key } = await app.newKey({ plan: 'business' }));
+    pets = await createPets(app, key, 47, 'page');
   });
   after(() => app.close());
 
   it('defaults to 20 pets, in ascending id order, with a next link repeating limit=20', async () => {
-    const response = await client.get('/v1/pets');
+    const response = await request(app, '/v1/pets', { key });
     const body = response.json<Pet[]>();
     assert.equal(body.length, 20);
     assert.deepEqual(
@@ -224,7 +234,7 @@ describeEachBackend('GET /v1/pets: ordering and pagination over 47 pets', (backe
   });
 
   it('keeps ids strictly ascending and positive', async () => {
-    const ids = (await client.get('/v1/pets?limit=100')).json<Pet[]>().map((pet) => pet.id);
+    const ids = (await request(app, '/v1/pets?limit=100', { key })).json<Pet[]>().map((pet) => pet.id);
     assert.equal(ids.length, 47);
     ids.forEach((id, index) => {
       assert.ok(Number.isSafeInteger(id) && id > 0);
@@ -233,18 +243,18 @@ describeEachBackend('GET /v1/pets: ordering and pagination over 47 pets', (backe
   });
 
   it('returns everything on one page, without a next link, when limit covers it', async () => {
-    const response = await client.get('/v1/pets?limit=100');
+    const response = await request(app, '/v1/pets?limit=100', { key });
     assert.equal(response.json<Pet[]>().length, 47);
     assert.equal(response.headers.get('link'), null);
     assert.equal(
-      nextLink(await client.get('/v1/pets?limit=47')),
+      nextLink(await request(app, '/v1/pets?limit=47', { key })),
       undefined,
       'exactly as many pets as the limit: no next link',
     );
   });
 
   it('walks every pet exactly once with limit=10, the last page without a link', async () => {
-    const pages = await walk(client, '/v1/pets?limit=10');
+    const pages = await walk(app, key, '/v1/pets?limit=10');
     assert.deepEqual(
       pages.map((page) => page.json<Pet[]>().length),
       [10, 10, 10, 10, 7],
@@ -263,7 +273,7 @@ describeEachBackend('GET /v1/pets: ordering and pagination over 47 pets', (backe
     for (const status of ['available', 'pending', 'sold'] as const) {
       const expected = pets.filter((pet) => pet.status === status);
       assert.equal(expected.length, 12);
-      const pages = await walk(client, `/v1/pets?status=${status}&limit=5`);
+      const pages = await walk(app, key, `/v1/pets?status=${status}&limit=5`);
       assert.deepEqual(
         pages.map((page) => page.json<Pet[]>().length),
         [5, 5, 2],
@@ -285,7 +295,7 @@ describeEachBackend('GET /v1/pets: ordering and pagination over 47 pets', (backe
   });
 
   it('ends a filtered walk whose count is a multiple of the limit without an empty page', async () => {
-    const pages = await walk(client, '/v1/pets?status=sold&limit=6');
+    const pages = await walk(app, key, '/v1/pets?status=sold&limit=6');
     assert.deepEqual(
       pages.map((page) => page.json<Pet[]>().length),
       [6, 6],
@@ -303,14 +313,18 @@ describeEachBackend('GET /v1/pets: pagination while pets are created', (backend)
   after(() => app.close());
 
   it('does not shift or repeat pages when pets are created during the walk', async () => {
-    const client = api(app, (await app.newKey({ plan: 'business' })).key);
-    const pets = await createPets(client, 25, 'walk');
-    const first = await client.get('/v1/pets?limit=10');
+    const { key } = await app.newKey({ plan: 'business' });
+    const pets = await createPets(app, key, 25, 'walk');
+    const first = await request(app, '/v1/pets?limit=10', { key });
     const link = nextLink(first);
     assert.ok(link);
-    const extra = await client.post('/v1/pets', { name: 'late', categoryId: 1, status: 'available' });
+    const extra = await request(app, '/v1/pets', {
+      method: 'POST',
+      key,
+      json: { name: 'late', categoryId: 1, status: 'available' },
+    });
     assert.equal(extra.status, 201);
-    const rest = await walk(client, pathOf(link));
+    const rest = await walk(app, key, pathOf(link));
     const seen = [...first.json<Pet[]>(), ...rest.flatMap((page) => page.json<Pet[]>())];
     assert.deepEqual(
       seen.map((pet) => pet.id),

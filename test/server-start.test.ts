@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request, type IncomingMessage } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { request, type HttpTarget } from './support/http-client.ts';
 import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
 
 /**
@@ -96,8 +97,8 @@ function spawnServer(t: TestContext, env: Record<string, string>, port: number, 
       for (;;) {
         if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited: ${stderr}`);
         if (Date.now() > deadline) throw new Error(`the server did not answer /healthz: ${stderr} ${stdout}`);
-        const ok = await fetch(`${url}/healthz`).then(
-          (response) => response.ok,
+        const ok = await request({ url }, '/healthz').then(
+          (response) => response.status === 200,
           () => false,
         );
         if (ok) return;
@@ -113,10 +114,6 @@ function killGroup(pid: number): void {
   } catch {
     // The group has ended, as it should.
   }
-}
-
-async function getPets(url: string, key: string): Promise<Response> {
-  return fetch(`${url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
 }
 
 /** Output printed before the server answered may still be in the pipe: wait for it briefly. */
@@ -153,7 +150,7 @@ function slowCreate(
 ): { finish(): void; response: Promise<{ status: number; body: string }> } {
   const body = JSON.stringify({ name, categoryId: 1 });
   const half = Math.floor(body.length / 2);
-  const outgoing = request(`${url}/v1/pets`, {
+  const outgoing = httpRequest(`${url}/v1/pets`, {
     method: 'POST',
     agent: false,
     headers: {
@@ -196,18 +193,17 @@ describe('server start-up', { concurrency: 3 }, () => {
     );
     assert.match(output, /"demo"/, 'the output names the demo account');
 
-    const response = await getPets(first.url, key);
-    assert.equal(response.status, 200, await response.clone().text());
-    assert.deepEqual(await response.json(), []);
+    const response = await request(first, '/v1/pets', { key });
+    assert.equal(response.status, 200, response.text);
+    assert.deepEqual(response.json(), []);
     assert.equal(response.headers.get('x-ratelimit-limit'), '60', 'the free plan: 60 per minute');
     assert.equal(response.headers.get('ratelimit-policy'), '"minute";q=60;w=60, "day";q=1000;w=86400');
     await first.kill('SIGTERM');
 
     const second = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_BOOTSTRAP: 'true' });
     t.after(() => second.kill('SIGKILL'));
-    const again = await getPets(second.url, key);
+    const again = await request(second, '/v1/pets', { key });
     assert.equal(again.status, 200, 'the demo key survives a restart');
-    await again.text();
     await second.kill('SIGTERM');
     assert.deepEqual(
       distinctKeys(second.output()),
@@ -230,9 +226,8 @@ describe('server start-up', { concurrency: 3 }, () => {
     assert.ok(key !== undefined);
     const remaining: string[] = [];
     for (let call = 0; call < 3; call += 1) {
-      const response = await getPets(server.url, key);
+      const response = await request(server, '/v1/pets', { key });
       assert.equal(response.status, 200);
-      await response.text();
       remaining.push(response.headers.get('x-ratelimit-remaining') ?? '');
       assert.match(response.headers.get('ratelimit') ?? '', /^"minute";r=\d+;t=\d+, "day";r=\d+;t=\d+$/);
     }
@@ -283,11 +278,7 @@ describe('server start-up', { concurrency: 3 }, () => {
     assert.ok(key !== undefined, `the demo key is printed: ${child.stdout()}`);
 
     // A burst of requests answered before the signal: their access-log lines must reach stdout.
-    const burst = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        getPets(child.url, key).then(async (response) => ({ status: response.status, body: await response.text() })),
-      ),
-    );
+    const burst = await Promise.all(Array.from({ length: 20 }, () => request(child, '/v1/pets', { key })));
     assert.deepEqual(
       burst.map((answer) => answer.status),
       Array.from({ length: 20 }, () => 200),
@@ -302,9 +293,10 @@ describe('server start-up', { concurrency: 3 }, () => {
       'running',
       'the server waits for in-flight requests',
     );
-    const late = await fetch(`${child.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } }).then(
+    const late = await request(child, '/v1/pets', { key }).then(
       (response) => response.status,
-      () => 'refused',
+      // fetch fails with a TypeError when the connection is refused; a failed contract check is no refusal.
+      (error: unknown) => (error instanceof TypeError ? 'refused' : Promise.reject(error)),
     );
     assert.ok(
       late === 'refused' || late === 503,
@@ -353,15 +345,16 @@ describe('server start-up', { concurrency: 3 }, () => {
     const metricsUrl = listening.msg.slice('Metrics listening at '.length);
     assert.match(metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     assert.notEqual(new URL(metricsUrl).port, new URL(child.url).port);
-    const scraped = await fetch(metricsUrl);
+    const operatorListener: HttpTarget = { url: new URL(metricsUrl).origin, servesApi: false };
+    const scraped = await request(operatorListener, '/metrics');
     assert.equal(scraped.status, 200);
-    assert.match(await scraped.text(), /^# TYPE process_cpu_seconds_total counter$/m, 'process metrics are collected');
-    const publicMetrics = await fetch(`${child.url}/metrics`);
+    assert.match(scraped.text, /^# TYPE process_cpu_seconds_total counter$/m, 'process metrics are collected');
+    const publicMetrics = await request(child, '/metrics');
     assert.equal(publicMetrics.status, 401, 'not on the public listener');
-    assert.doesNotMatch(await publicMetrics.text(), /petstore_|process_/);
+    assert.doesNotMatch(publicMetrics.text, /petstore_|process_/);
     child.signal('SIGTERM');
     assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
-    await assert.rejects(fetch(metricsUrl), 'the metrics listener is closed');
+    await assert.rejects(request(operatorListener, '/metrics'), 'the metrics listener is closed');
   });
 
   it('exits with status 1 naming METRICS_PORT when the metrics port is taken', async (t) => {

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { describeEachBackend } from './support/each-backend.ts';
-import { errorOf, request, type HttpAnswer } from './support/http-client.ts';
+import { assertError, errorOf, request, type HttpAnswer } from './support/http-client.ts';
 import { ManualClock } from './support/manual-clock.ts';
-import { api, assertError, type ApiResponse } from './support/openapi-contract.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 import {
   DAY_LEFT_SECONDS,
@@ -19,7 +18,7 @@ import {
 /**
  * GET /v1/usage through the real app: the account's windows and the key's state, read without
  * spending the account's quota, under a small per-account limit of its own, and answered to a
- * banned key. Every 200 and error seen through `api()` is checked against the served document.
+ * banned key. `request()` checks every 200 and error against the served document.
  */
 
 const USAGE_PER_MINUTE = 4;
@@ -37,7 +36,7 @@ interface Usage {
   };
 }
 
-function usageOf(answer: ApiResponse): Usage {
+function usageOf(answer: HttpAnswer): Usage {
   assert.equal(answer.status, 200, answer.text);
   return answer.json<Usage>();
 }
@@ -67,7 +66,7 @@ describeEachBackend('GET /v1/usage', (backend) => {
     clock.set(MID);
     const { key, keyId, account } = await app.newKey({ plan: 'free' });
     for (let i = 0; i < 3; i += 1) await minuteLeftAfterPetsCall(app, key);
-    const answer = await api(app, key).get('/v1/usage');
+    const answer = await request(app, '/v1/usage', { key });
     assert.deepEqual(usageOf(answer), {
       account: { name: account, plan: 'free' },
       windows: {
@@ -86,22 +85,20 @@ describeEachBackend('GET /v1/usage', (backend) => {
   it("spends none of the account's quota", async () => {
     clock.set(MID);
     const { key } = await app.newKey({ plan: 'pro' });
-    const client = api(app, key);
     assert.equal(await minuteLeftAfterPetsCall(app, key), 299);
     for (let i = 0; i < USAGE_PER_MINUTE - 1; i += 1) {
-      assert.equal(usageOf(await client.get('/v1/usage')).windows.minute.remaining, 299);
+      assert.equal(usageOf(await request(app, '/v1/usage', { key })).windows.minute.remaining, 299);
     }
     assert.equal(await minuteLeftAfterPetsCall(app, key), 298, 'the usage calls in between counted nothing');
-    assert.equal(usageOf(await client.get('/v1/usage')).windows.day.remaining, 9_998);
+    assert.equal(usageOf(await request(app, '/v1/usage', { key })).windows.day.remaining, 9_998);
   });
 
   it('has a limit of its own, per account: 429 naming it, never a ban, the account untouched', async () => {
     clock.set(MID);
     const { key } = await app.newKey({ plan: 'free' });
     const second = await app.newKey({ plan: 'free' });
-    const client = api(app, key);
-    for (let i = 0; i < USAGE_PER_MINUTE; i += 1) usageOf(await client.get('/v1/usage'));
-    const refused = await client.get('/v1/usage');
+    for (let i = 0; i < USAGE_PER_MINUTE; i += 1) usageOf(await request(app, '/v1/usage', { key }));
+    const refused = await request(app, '/v1/usage', { key });
     assertError(refused, 429, 'rate_limited', '/v1/usage', `${USAGE_PER_MINUTE} per minute`);
     assert.equal(refused.headers.get('retry-after'), '30');
     assert.deepEqual(rateLimitOf(refused), {
@@ -112,12 +109,12 @@ describeEachBackend('GET /v1/usage', (backend) => {
       state: '"minute";r=0;t=30',
     });
     // Far past the ban threshold (2): usage refusals strike nothing.
-    for (let i = 0; i < 8; i += 1) assertError(await client.get('/v1/usage'), 429, 'rate_limited');
+    for (let i = 0; i < 8; i += 1) assertError(await request(app, '/v1/usage', { key }), 429, 'rate_limited');
     assert.equal(await minuteLeftAfterPetsCall(app, key), 59, "the account's windows were not touched");
     // Another account has its own usage limit.
-    usageOf(await api(app, second.key).get('/v1/usage'));
+    usageOf(await request(app, '/v1/usage', { key: second.key }));
     clock.set(MID + 30_000);
-    const next = usageOf(await client.get('/v1/usage'));
+    const next = usageOf(await request(app, '/v1/usage', { key }));
     assert.equal(next.key.ban, null, 'the refusals did not ban the key');
     assert.equal(next.windows.minute.remaining, 60, 'a new minute');
   });
@@ -126,7 +123,7 @@ describeEachBackend('GET /v1/usage', (backend) => {
     clock.set(MID);
     const { key } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 100 });
     await driveToBan(app, key);
-    const answer = await api(app, key).get('/v1/usage');
+    const answer = await request(app, '/v1/usage', { key });
     const usage = usageOf(answer);
     const until = MID + 900_000;
     assert.deepEqual(usage.key.ban, { until: new Date(until).toISOString(), retryAfter: 900 });
@@ -141,17 +138,16 @@ describeEachBackend('GET /v1/usage', (backend) => {
   it("shows the key's expiry", async () => {
     clock.set(MID);
     const { key } = await app.newKey({ expiresInMs: DAY_MS });
-    const usage = usageOf(await api(app, key).get('/v1/usage'));
+    const usage = usageOf(await request(app, '/v1/usage', { key }));
     assert.equal(usage.key.expiresAt, new Date(MID + DAY_MS).toISOString());
   });
 
   it('refuses a missing or unknown key with 401, and other methods with 405', async () => {
     clock.set(MID);
-    const anonymous = api(app, null);
-    const missing = await anonymous.get('/v1/usage');
+    const missing = await request(app, '/v1/usage');
     assertError(missing, 401, 'unauthorized');
     assert.match(missing.headers.get('www-authenticate') ?? '', /^Bearer /);
-    assertError(await anonymous.get('/v1/usage', { key: `pst_${'a'.repeat(36)}` }), 401, 'unauthorized');
+    assertError(await request(app, '/v1/usage', { key: `pst_${'a'.repeat(36)}` }), 401, 'unauthorized');
     const { key } = await app.newKey();
     const post = await request(app, '/v1/usage', { method: 'POST', key, body: '{}' });
     assert.equal(post.status, 405);

@@ -7,6 +7,7 @@ import {
   startFuzzTarget,
   type FuzzRequest,
 } from '../support/fuzz-model.ts';
+import { request, type HttpTarget } from '../support/http-client.ts';
 
 /**
  * The long fuzz campaign: `npm run fuzz`. Every input class is generated, defects being fixed
@@ -63,7 +64,7 @@ async function campaign(): Promise<number> {
       tolerated.add(error.failureClass);
       seed += 1;
     }
-    const healthy = await healthz(target.app.url);
+    const healthy = await healthz(target.app);
     console.log(`\n${tally.summary()}`);
     console.log(`seconds: ${Math.round((Date.now() - started) / 1000)}; /healthz afterwards: ${healthy}`);
     console.log(`counterexamples: ${found.length}`);
@@ -76,9 +77,9 @@ async function campaign(): Promise<number> {
   }
 }
 
-async function healthz(baseUrl: string): Promise<number | string> {
+async function healthz(app: HttpTarget): Promise<number | string> {
   try {
-    return (await fetch(`${baseUrl}/healthz`)).status;
+    return (await request(app, '/healthz')).status;
   } catch (error) {
     return String(error);
   }

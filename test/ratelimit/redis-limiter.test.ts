@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import type { ConsumeRequest, ConsumeResult, WindowSpec } from '../../src/ratelimit/limiter.ts';
 import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
 import { RedisLimiter, type FallbackNotice, type RedisLimiterOptions } from '../../src/ratelimit/redis-limiter.ts';
+import { request } from '../support/http-client.ts';
 import { ownRedisServer, redisBackend, redisServerUnavailable, type OwnRedisServer } from '../support/redis-backend.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { buildServices } from '../../src/composition-root.ts';
@@ -442,11 +443,11 @@ describe('RedisLimiter in the service', () => {
     const keyPrefix = backend.keyPrefix();
     const app = await startService({ REDIS_URL: backend.url, REDIS_PREFIX: keyPrefix });
     try {
-      const ready = await fetch(`${app.url}/readyz`);
+      const ready = await request(app, '/readyz');
       assert.equal(ready.status, 200);
-      assert.deepEqual(((await ready.json()) as { checks: Record<string, string> }).checks.redis, 'ok');
+      assert.deepEqual(ready.json<{ checks: Record<string, string> }>().checks.redis, 'ok');
       const key = await app.newKey();
-      const response = await fetch(`${app.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await request(app, '/v1/pets', { key });
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('x-ratelimit-remaining'), '59');
       const keys = await backend.client().keys(`${keyPrefix}rl:account:*`);
@@ -461,13 +462,13 @@ describe('RedisLimiter in the service', () => {
     try {
       const key = await app.newKey();
       for (let i = 0; i < 3; i += 1) {
-        const response = await fetch(`${app.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+        const response = await request(app, '/v1/pets', { key });
         assert.equal(response.status, 200);
         assert.equal(response.headers.get('x-ratelimit-remaining'), String(59 - i));
       }
-      const ready = await fetch(`${app.url}/readyz`);
+      const ready = await request(app, '/readyz');
       assert.equal(ready.status, 503);
-      assert.equal(((await ready.json()) as { checks: Record<string, string> }).checks.redis, 'unreachable');
+      assert.equal(ready.json<{ checks: Record<string, string> }>().checks.redis, 'unreachable');
       const metrics = await app.metrics();
       // 3 counted requests, and the address window peeked once before the new key's first lookup.
       assert.match(metrics, /^petstore_limiter_fallback_total 4$/m);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { postgresBackend, type Backend } from '../support/backends.ts';
+import { request } from '../support/http-client.ts';
 import { ownRedisServer, redisServerUnavailable, type OwnRedisServer } from '../support/redis-backend.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
@@ -68,62 +69,48 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
     await awayFromMinuteEdge(10);
     const responses = await Promise.all(
       Array.from({ length: 200 }, (_, index) =>
-        fetch(`${(instances[index % 3] as ServerProcess).url}/v1/pets?limit=1`, {
-          headers: { authorization: `Bearer ${key}` },
-        }),
+        request(instances[index % 3] as ServerProcess, '/v1/pets?limit=1', { key }),
       ),
     );
     const statuses = responses.map((response) => response.status);
     assert.equal(statuses.filter((status) => status === 200).length, 60);
     assert.equal(statuses.filter((status) => status === 429).length, 140);
-    await Promise.all(responses.map((response) => response.arrayBuffer()));
   });
 
   test('a pet created through one instance is read through the others', async () => {
     const { key } = await newKey('business');
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const created = await fetch(`${instances[0]?.url}/v1/pets`, {
-      method: 'POST',
-      headers,
-      body: '{"name":"Shared","categoryId":9007199254740993}',
-    });
+    const [first, ...others] = instances as [ServerProcess, ...ServerProcess[]];
+    const json = '{"name":"Shared","categoryId":9007199254740993}';
+    const created = await request(first, '/v1/pets', { method: 'POST', key, json });
     assert.equal(created.status, 201);
-    const pet = (await created.text()).match(/"id":(\d+)/)?.[1];
-    for (const instance of instances.slice(1)) {
-      const read = await fetch(`${instance.url}/v1/pets/${pet}`, { headers });
+    const pet = created.text.match(/"id":(\d+)/)?.[1];
+    for (const instance of others) {
+      const read = await request(instance, `/v1/pets/${pet}`, { key });
       assert.equal(read.status, 200);
-      assert.match(await read.text(), /"categoryId":9007199254740993/);
+      assert.match(read.text, /"categoryId":9007199254740993/);
     }
   });
 
   test('a key revoked with the CLI is refused by all three within one second', async () => {
     const { key, account } = await newKey('business');
-    const headers = { authorization: `Bearer ${key}` };
-    for (const instance of instances)
-      assert.equal((await fetch(`${instance.url}/v1/pets?limit=1`, { headers })).status, 200);
+    for (const instance of instances) assert.equal((await request(instance, '/v1/pets?limit=1', { key })).status, 200);
     const keys = JSON.parse(await cli(databaseUrl, 'key', 'list', '--account', account, '--json')) as Array<{
       id: string;
     }>;
     await cli(databaseUrl, 'key', 'revoke', '--id', (keys[0] as { id: string }).id);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const instance of instances) {
-      const response = await fetch(`${instance.url}/v1/pets?limit=1`, { headers });
+      const response = await request(instance, '/v1/pets?limit=1', { key });
       assert.equal(response.status, 401, `instance ${instance.port} still accepts the revoked key`);
     }
   });
 
   test('Redis killed and restarted mid-run fails no request', async () => {
     const { key } = await newKey('business');
-    const headers = { authorization: `Bearer ${key}` };
     const statuses: number[] = [];
     const burst = async (): Promise<void> => {
-      const responses = await Promise.all(
-        instances.map((instance) => fetch(`${instance.url}/v1/pets?limit=1`, { headers })),
-      );
-      for (const response of responses) {
-        statuses.push(response.status);
-        await response.arrayBuffer();
-      }
+      const responses = await Promise.all(instances.map((instance) => request(instance, '/v1/pets?limit=1', { key })));
+      statuses.push(...responses.map((response) => response.status));
     };
     await burst();
     await redis.kill();
@@ -132,7 +119,7 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
     await new Promise((resolve) => setTimeout(resolve, 1500));
     for (let i = 0; i < 5; i += 1) await burst();
     assert.deepEqual([...new Set(statuses)], [200]);
-    const ready = await fetch(`${instances[0]?.url}/readyz`);
+    const ready = await request(instances[0] as ServerProcess, '/readyz');
     assert.equal(ready.status, 200);
   });
 });

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { buildServices, createLogger } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { postgresBackend, type Backend } from '../support/backends.ts';
+import { request, type HttpAnswer } from '../support/http-client.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -37,29 +38,29 @@ describe('PostgreSQL unreachable', { skip: postgres.skip }, () => {
 
   async function expectUnavailable(): Promise<void> {
     const started = performance.now();
-    const response = await fetch(`${app.url}/v1/pets`, { headers });
+    const response = await request(app, '/v1/pets', { headers });
     const elapsed = performance.now() - started;
     assert.equal(response.status, 503);
-    const body = (await response.json()) as Record<string, unknown>;
+    const body = response.json<Record<string, unknown>>();
     assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status']);
     assert.equal(body.code, 'service_unavailable');
     assert.ok(elapsed < TIMEOUT_MS * 3 + 500, `answered after ${Math.round(elapsed)} ms`);
-    assert.equal((await fetch(`${app.url}/readyz`)).status, 503);
+    assert.equal((await request(app, '/readyz')).status, 503);
   }
 
   async function expectRecovered(): Promise<void> {
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const response = await fetch(`${app.url}/v1/pets`, { headers });
+      const response = await request(app, '/v1/pets', { headers });
       if (response.status === 200) break;
       assert.ok(Date.now() < deadline, `still ${response.status} after PostgreSQL came back`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    assert.equal((await fetch(`${app.url}/readyz`)).status, 200);
+    assert.equal((await request(app, '/readyz')).status, 200);
   }
 
   test('refused connections: 503 service_unavailable at once, then recovery by itself', async () => {
-    assert.equal((await fetch(`${app.url}/v1/pets`, { headers })).status, 200);
+    assert.equal((await request(app, '/v1/pets', { headers })).status, 200);
     await proxy.refuse();
     await expectUnavailable();
     proxy.forward();
@@ -92,9 +93,7 @@ describe('PostgreSQL unreachable: the log', { skip: postgres.skip }, () => {
       const { key } = await app.newKey({ plan: 'business' });
       await proxy.refuse();
       for (let i = 0; i < 50; i += 1) {
-        const response = await fetch(`${app.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
-        assert.equal(response.status, 503);
-        await response.arrayBuffer();
+        assert.equal((await request(app, '/v1/pets', { key })).status, 503);
       }
       const deadline = Date.now() + 5000;
       while (lines.filter((line) => line.includes('"msg":"request"')).length < 50) {
@@ -176,23 +175,23 @@ describe('PostgreSQL partition during a creation with an Idempotency-Key', { ski
     await postgres.cleanup();
   });
 
-  const create = (name: string, key: string): Promise<Response> =>
-    fetch(`${app.url}/v1/pets`, {
+  const create = (name: string, key: string): Promise<HttpAnswer> =>
+    request(app, '/v1/pets', {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ name, categoryId: 3, status: 'pending' }),
+      headers: { ...headers, 'idempotency-key': key },
+      json: { name, categoryId: 3, status: 'pending' },
     });
 
-  async function expectUnavailableWithin(response: Promise<Response>, started: number): Promise<void> {
+  async function expectUnavailableWithin(response: Promise<HttpAnswer>, started: number): Promise<void> {
     const answered = await response;
     const elapsed = performance.now() - started;
     assert.equal(answered.status, 503);
-    assert.equal(((await answered.json()) as { code: string }).code, 'service_unavailable');
+    assert.equal(answered.json<{ code: string }>().code, 'service_unavailable');
     assert.ok(elapsed < TIMEOUT_MS + 400, `503 after ${Math.round(elapsed)} ms`);
   }
 
   /** Retries like a client after a 503: until storage answers; then the answer must be a 201. */
-  async function retryUntilAnswered(name: string, key: string): Promise<Response> {
+  async function retryUntilAnswered(name: string, key: string): Promise<HttpAnswer> {
     const deadline = Date.now() + 10_000;
     for (;;) {
       const response = await create(name, key);
@@ -203,9 +202,9 @@ describe('PostgreSQL partition during a creation with an Idempotency-Key', { ski
   }
 
   async function petsNamed(name: string): Promise<number> {
-    const response = await fetch(`${app.url}/v1/pets?limit=100`, { headers });
+    const response = await request(app, '/v1/pets?limit=100', { headers });
     assert.equal(response.status, 200);
-    return ((await response.json()) as { name: string }[]).filter((pet) => pet.name === name).length;
+    return response.json<{ name: string }[]>().filter((pet) => pet.name === name).length;
   }
 
   const PETS_LOCK = `hashtextextended('petstore:pets:' || coalesce(current_schema(), ''), 0)`;
@@ -226,12 +225,12 @@ describe('PostgreSQL partition during a creation with an Idempotency-Key', { ski
     await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS));
 
     const retried = await retryUntilAnswered(name, key);
-    assert.equal(retried.status, 201, await retried.clone().text());
+    assert.equal(retried.status, 201, retried.text);
     assert.equal(retried.headers.get('idempotent-replayed'), null);
     const again = await create(name, key);
     assert.equal(again.status, 201);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
-    assert.equal(await again.text(), await retried.text());
+    assert.equal(again.text, retried.text);
     assert.equal(await petsNamed(name), 1);
   });
 
@@ -265,7 +264,7 @@ describe('PostgreSQL partition during a creation with an Idempotency-Key', { ski
     }
 
     const retried = await retryUntilAnswered(name, key);
-    assert.equal(retried.status, 201, await retried.clone().text());
+    assert.equal(retried.status, 201, retried.text);
     assert.equal(retried.headers.get('idempotent-replayed'), 'true', 'the first request did commit');
     assert.equal(await petsNamed(name), 1);
   });

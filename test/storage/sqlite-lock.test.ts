@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { request, type HttpAnswer } from '../support/http-client.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -54,11 +55,10 @@ function watchEventLoop(): { stop(): number } {
   };
 }
 
-async function timed(request: Promise<Response>): Promise<{ response: Response; ms: number; body: unknown }> {
+async function timed(answer: Promise<HttpAnswer>): Promise<{ response: HttpAnswer; ms: number; body: unknown }> {
   const started = performance.now();
-  const response = await request;
-  const body: unknown = await response.json();
-  return { response, ms: performance.now() - started, body };
+  const response = await answer;
+  return { response, ms: performance.now() - started, body: response.json() };
 }
 
 describe('SQLite file locked by another process', () => {
@@ -79,16 +79,16 @@ describe('SQLite file locked by another process', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  const post = (name: string, key?: string): Promise<Response> =>
-    fetch(`${app.url}/v1/pets`, {
+  const post = (name: string, key?: string): Promise<HttpAnswer> =>
+    request(app, '/v1/pets', {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
-      body: JSON.stringify({ name, categoryId: 1, status: 'available' }),
+      headers: { ...headers, ...(key ? { 'idempotency-key': key } : {}) },
+      json: { name, categoryId: 1, status: 'available' },
     });
 
   it('creations get 503 within the timeout, reads and health are served, the loop never blocks', async () => {
     for (let i = 0; i < 3; i += 1) assert.equal((await post(`before-${i}`)).status, 201);
-    assert.equal((await fetch(`${app.url}/v1/pets?limit=2`, { headers })).status, 200);
+    assert.equal((await request(app, '/v1/pets?limit=2', { headers })).status, 200);
     const name = `during-${randomUUID()}`;
     const key = randomUUID();
 
@@ -113,7 +113,7 @@ describe('SQLite file locked by another process', () => {
     const replayed = await post(name, key);
     assert.equal(replayed.status, 201);
     assert.equal(replayed.headers.get('idempotent-replayed'), 'true');
-    const all = (await (await fetch(`${app.url}/v1/pets?limit=100`, { headers })).json()) as { name: string }[];
+    const all = (await request(app, '/v1/pets?limit=100', { headers })).json<{ name: string }[]>();
     assert.equal(all.filter((pet) => pet.name === name).length, 2);
     assert.equal(all.filter((pet) => pet.name === 'locker').length, 1);
   });
@@ -123,9 +123,9 @@ describe('SQLite file locked by another process', () => {
     const [plain, idempotent, health, fullPage, lastPage] = await Promise.all([
       timed(post(name)),
       timed(post(name, key)),
-      timed(fetch(`${app.url}/healthz`)),
-      timed(fetch(`${app.url}/v1/pets?limit=2`, { headers })),
-      timed(fetch(`${app.url}/v1/pets?limit=100`, { headers })),
+      timed(request(app, '/healthz')),
+      timed(request(app, '/v1/pets?limit=2', { headers })),
+      timed(request(app, '/v1/pets?limit=100', { headers })),
     ]);
     for (const created of [plain, idempotent]) {
       assert.equal(created.response.status, 503);

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
+import { assertDocumentedAnswer, type HttpTarget } from './openapi-contract.ts';
+
+export type { HttpTarget } from './openapi-contract.ts';
 
 /**
- * Raw HTTP requests to any path of a running app, documented or not (404s, 405s, preflights,
- * /metrics). Documented operations whose responses should also be checked against the OpenAPI
- * document go through `api()` of openapi-contract.ts instead.
+ * The one way tests call the app over HTTP. `request()` sends a request to any path, documented or
+ * not (404s, 405s, preflights, /healthz, /docs), and whenever the method and path are an operation
+ * of the OpenAPI document the app serves, it checks the answer against it (openapi-contract.ts):
+ * every documented answer a test sees is also a contract check.
  */
 
 export interface HttpAnswer {
@@ -19,10 +23,23 @@ export interface HttpRequest {
   readonly method?: string;
   /** The API key, sent as `Authorization: Bearer <key>`; leave it out to send no key. */
   readonly key?: string;
-  /** Extra headers; they override the Authorization header derived from `key`. */
+  /** Extra headers; they override the Authorization header derived from `key` and the JSON Content-Type. */
   readonly headers?: Record<string, string>;
-  /** Sent as is; a string is not JSON-encoded and gets no Content-Type unless `headers` says so. */
-  readonly body?: string | Uint8Array;
+  /**
+   * A JSON body, sent with Content-Type application/json: a string is JSON text, sent as is (so a
+   * test can send malformed JSON); anything else is JSON-encoded.
+   */
+  readonly json?: unknown;
+  /**
+   * A body sent as is when `json` is not given: a string gets fetch's text/plain unless `headers`
+   * say otherwise, bytes get no Content-Type, a stream is sent chunked.
+   */
+  readonly body?: string | Uint8Array | ReadableStream<Uint8Array>;
+  /**
+   * The test provokes on purpose an answer the document does not describe for this operation
+   * (oversized headers): it is returned unchecked.
+   */
+  readonly undocumentedAnswer?: boolean;
 }
 
 export interface ErrorBody {
@@ -31,19 +48,34 @@ export interface ErrorBody {
   readonly status: number;
 }
 
-/** Sends one request to `${app.url}${path}` and reads the whole answer. */
-export async function request(
-  app: { readonly url: string },
-  path: string,
-  options: HttpRequest = {},
-): Promise<HttpAnswer> {
+/** A Pet as the API returns it (categoryId as parsed by JSON.parse: compare raw text for exact digits). */
+export interface Pet {
+  readonly id: number;
+  readonly name: string;
+  readonly categoryId: number;
+  readonly status?: 'available' | 'pending' | 'sold';
+}
+
+/** Sends one request to `${target.url}${path}`, reads the whole answer and checks a documented one. */
+export async function request(target: HttpTarget, path: string, options: HttpRequest = {}): Promise<HttpAnswer> {
+  const method = options.method ?? 'GET';
   const headers: Record<string, string> = {};
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  if (options.json !== undefined) headers['content-type'] = 'application/json';
   Object.assign(headers, options.headers);
-  const init: RequestInit = { method: options.method ?? 'GET', headers };
-  if (options.body !== undefined) init.body = options.body;
-  const response = await fetch(`${app.url}${path}`, init);
+  const init: RequestInit & { duplex?: 'half' } = { method, headers };
+  const body = options.json === undefined ? options.body : jsonText(options.json);
+  if (body !== undefined) init.body = body;
+  if (body instanceof ReadableStream) init.duplex = 'half';
+  const response = await fetch(`${target.url}${path}`, init);
   const text = await response.text();
+  if (options.undocumentedAnswer !== true) {
+    await assertDocumentedAnswer(target, method, path, {
+      status: response.status,
+      headers: response.headers,
+      bodyText: text,
+    });
+  }
   return {
     status: response.status,
     headers: response.headers,
@@ -58,26 +90,30 @@ export async function request(
   };
 }
 
+function jsonText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
 /** `count` requests one after the other; every answer in order. */
 export async function requestInSequence(
-  app: { readonly url: string },
+  target: HttpTarget,
   path: string,
   options: HttpRequest,
   count: number,
 ): Promise<HttpAnswer[]> {
   const answers: HttpAnswer[] = [];
-  for (let i = 0; i < count; i += 1) answers.push(await request(app, path, options));
+  for (let i = 0; i < count; i += 1) answers.push(await request(target, path, options));
   return answers;
 }
 
 /** `count` requests all sent at once; every answer in the order sent. */
 export function requestConcurrently(
-  app: { readonly url: string },
+  target: HttpTarget,
   path: string,
   options: HttpRequest,
   count: number,
 ): Promise<HttpAnswer[]> {
-  return Promise.all(Array.from({ length: count }, () => request(app, path, options)));
+  return Promise.all(Array.from({ length: count }, () => request(target, path, options)));
 }
 
 export function statusesOf(answers: readonly HttpAnswer[]): number[] {
@@ -95,4 +131,46 @@ export function errorOf(answer: HttpAnswer): ErrorBody {
   assert.ok(String(record.message).length > 0, 'the message is not empty');
   assert.equal(record.status, answer.status, 'the body repeats the HTTP status');
   return { code: String(record.code), message: String(record.message), status: Number(record.status) };
+}
+
+/**
+ * Asserts an Error answer: the given status and code, a body of exactly {code, message, status}
+ * with status equal to the HTTP status, no stack trace, and a message mentioning each of `mentions`.
+ */
+export function assertError(
+  response: { readonly status: number; readonly text: string },
+  status: number,
+  code: string,
+  ...mentions: string[]
+): ErrorBody {
+  assert.equal(
+    response.status,
+    status,
+    `expected ${status} ${code}, got ${response.status}: ${response.text.slice(0, 300)}`,
+  );
+  const body = JSON.parse(response.text) as ErrorBody;
+  assert.deepEqual(
+    Object.keys(body).sort(),
+    ['code', 'message', 'status'],
+    `error body must be exactly {code, message, status}: ${response.text}`,
+  );
+  assert.equal(body.code, code, `error code: ${response.text}`);
+  assert.equal(body.status, status, 'error body status equals the HTTP status');
+  assert.equal(typeof body.message, 'string');
+  assert.ok(body.message.length > 0, 'error message is not empty');
+  assertNoStackTrace(response.text);
+  for (const mention of mentions)
+    assert.ok(
+      body.message.includes(mention),
+      `message ${JSON.stringify(body.message)} should mention ${JSON.stringify(mention)}`,
+    );
+  return body;
+}
+
+export function assertNoStackTrace(text: string): void {
+  assert.doesNotMatch(
+    text,
+    /\bat .+\(.*:\d+:\d+\)|\bat (file|node):|\.ts:\d+|node_modules|Error: .*\n\s+at /,
+    `response leaks a stack trace: ${text.slice(0, 300)}`,
+  );
 }

@@ -4,9 +4,9 @@ import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
 /**
- * Contract check: every response a test sees through `api()` is checked against the OpenAPI
- * document the app itself serves at /v1/openapi.json (status documented for the operation, body
- * valid against the documented schema, documented headers well-typed).
+ * The contract check behind `request()` of http-client.ts: an answer to a documented operation
+ * must be what the OpenAPI document the app serves at /v1/openapi.json says (status documented for
+ * the operation, body valid against the documented schema, documented headers well-typed).
  */
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -60,22 +60,46 @@ export interface ObservedResponse {
   readonly bodyText: string;
 }
 
-const documents = new Map<string, Promise<ContractDocument>>();
+/** Anything that answers HTTP at a base URL: a test app, a server process, another listener. */
+export interface HttpTarget {
+  /** The base URL, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  /**
+   * The app itself when it runs in this process: its document is taken from it, the very object
+   * /v1/openapi.json serializes, so that loading it adds no request to the app's logs or metrics.
+   * Without it the document is fetched from `${url}/v1/openapi.json` once.
+   */
+  readonly app?: { swagger(): unknown };
+  /** False for a listener that serves no part of the API (the operator listener): its answers are never checked. */
+  readonly servesApi?: boolean;
+}
 
-/** Fetches `${url}/v1/openapi.json` once per app (keyed by its base URL). */
-export function loadContract(url: string): Promise<ContractDocument> {
-  let loaded = documents.get(url);
+const documentsByTarget = new WeakMap<object, Promise<ContractDocument>>();
+/** Apps of one build serve the same document: they share its compiled schemas. */
+const contractsByText = new Map<string, ContractDocument>();
+
+/** The document `target` serves, loaded once per app (or per target object when it is not in this process). */
+export function loadContract(target: HttpTarget): Promise<ContractDocument> {
+  const owner = target.app ?? target;
+  let loaded = documentsByTarget.get(owner);
   if (!loaded) {
-    loaded = fetchContract(url);
-    documents.set(url, loaded);
+    loaded = documentText(target).then(contractOf);
+    documentsByTarget.set(owner, loaded);
   }
   return loaded;
 }
 
-async function fetchContract(url: string): Promise<ContractDocument> {
-  const response = await fetch(`${url}/v1/openapi.json`);
+async function documentText(target: HttpTarget): Promise<string> {
+  if (target.app) return JSON.stringify(target.app.swagger());
+  const response = await fetch(`${target.url}/v1/openapi.json`);
   assert.equal(response.status, 200, 'GET /v1/openapi.json must answer 200');
-  const document = (await response.json()) as OpenApiDocument;
+  return response.text();
+}
+
+function contractOf(text: string): ContractDocument {
+  const known = contractsByText.get(text);
+  if (known) return known;
+  const document = JSON.parse(text) as OpenApiDocument;
   assert.match(document.openapi, /^3\.1\./, 'the document must be OpenAPI 3.1');
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   ajv.addKeyword('x-expectation');
@@ -84,7 +108,26 @@ async function fetchContract(url: string): Promise<ContractDocument> {
   for (const [name, schema] of Object.entries(document.components.schemas)) {
     ajv.addSchema(schema, `#/components/schemas/${name}`);
   }
-  return { document, ajv, validators: new Map() };
+  const contract = { document, ajv, validators: new Map() };
+  contractsByText.set(text, contract);
+  return contract;
+}
+
+/**
+ * Checks an answer of `target` with `assertMatchesDocument` when `method path` is an operation of
+ * its document; any other answer (an undocumented path or method) passes unchecked.
+ */
+export async function assertDocumentedAnswer(
+  target: HttpTarget,
+  method: string,
+  path: string,
+  response: ObservedResponse,
+): Promise<void> {
+  if (target.servesApi === false) return;
+  const doc = await loadContract(target);
+  const pathTemplate = pathTemplateOf(doc, path);
+  if (pathTemplate === undefined || !doc.document.paths[pathTemplate]?.[method.toLowerCase()]) return;
+  assertMatchesDocument(doc, method, pathTemplate, response);
 }
 
 function validatorFor(doc: ContractDocument, cacheKey: string, schema: JsonSchema): ValidateFunction {
@@ -211,155 +254,4 @@ function resolveHeader(doc: ContractDocument, use: HeaderObject | HeaderReferenc
   const header = doc.document.components.headers?.[use.$ref.slice(HEADER_COMPONENTS_PATH.length)];
   assert.ok(header, `${where}: header $ref ${use.$ref} resolves to nothing`);
   return header;
-}
-
-/** One response seen by an `api()` client, already checked against the document. */
-export interface ApiResponse {
-  readonly method: string;
-  readonly path: string;
-  readonly pathTemplate: string;
-  readonly status: number;
-  readonly headers: Headers;
-  /** The raw body, for checks the JSON parse would spoil (int64 digits). */
-  readonly text: string;
-  /** The body parsed as JSON. */
-  json<T>(): T;
-}
-
-export interface RequestOptions {
-  /** Overrides the client's key for this request; null sends no Authorization header. */
-  readonly key?: string | null;
-  /** Extra or overriding headers (e.g. content-type, idempotency-key, a custom authorization). */
-  readonly headers?: Record<string, string>;
-}
-
-export interface ApiClient {
-  readonly url: string;
-  /** Every response this client has seen, in order. */
-  readonly responses: readonly ApiResponse[];
-  /** The same client with another default key (null: none); responses are recorded in the same log. */
-  withKey(key: string | null): ApiClient;
-  get(path: string, options?: RequestOptions): Promise<ApiResponse>;
-  /** A string body is sent as is; anything else is JSON.stringify-ed. Content-Type defaults to application/json. */
-  post(path: string, body: unknown, options?: RequestOptions): Promise<ApiResponse>;
-  contract(): Promise<ContractDocument>;
-}
-
-/** Every response seen by every `api()` client of this test file. */
-export const contractLog: ApiResponse[] = [];
-
-/**
- * A small client for the app's documented operations. Each response is recorded and checked with
- * `assertMatchesDocument`, so any test using it is also a contract test. Paths outside the
- * document fail: use plain fetch for undocumented paths (404, 405, operator endpoints).
- */
-export function api(testApp: { readonly url: string }, key: string | null = null): ApiClient {
-  return makeClient(testApp.url, key, []);
-}
-
-function makeClient(url: string, key: string | null, log: ApiResponse[]): ApiClient {
-  async function send(
-    method: 'GET' | 'POST',
-    path: string,
-    body: string | undefined,
-    options: RequestOptions,
-  ): Promise<ApiResponse> {
-    const doc = await loadContract(url);
-    const pathTemplate = pathTemplateOf(doc, path);
-    assert.ok(
-      pathTemplate,
-      `${method} ${path}: no matching path in the OpenAPI document; use fetch for undocumented paths`,
-    );
-    const headers: Record<string, string> = {};
-    const effectiveKey = options.key === undefined ? key : options.key;
-    if (effectiveKey !== null) headers['authorization'] = `Bearer ${effectiveKey}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    Object.assign(headers, options.headers ?? {});
-    const response = await fetch(`${url}${path}`, { method, headers, body });
-    const text = await response.text();
-    assertMatchesDocument(doc, method, pathTemplate, {
-      status: response.status,
-      headers: response.headers,
-      bodyText: text,
-    });
-    const recorded: ApiResponse = {
-      method,
-      path,
-      pathTemplate,
-      status: response.status,
-      headers: response.headers,
-      text,
-      json<T>(): T {
-        return JSON.parse(text) as T;
-      },
-    };
-    log.push(recorded);
-    contractLog.push(recorded);
-    return recorded;
-  }
-  return {
-    url,
-    responses: log,
-    withKey: (other) => makeClient(url, other, log),
-    get: (path, options = {}) => send('GET', path, undefined, options),
-    post: (path, body, options = {}) =>
-      send('POST', path, typeof body === 'string' ? body : JSON.stringify(body), options),
-    contract: () => loadContract(url),
-  };
-}
-
-/** A Pet as the API returns it (categoryId as parsed by JSON.parse: compare raw text for exact digits). */
-export interface Pet {
-  readonly id: number;
-  readonly name: string;
-  readonly categoryId: number;
-  readonly status?: 'available' | 'pending' | 'sold';
-}
-
-export interface ErrorBody {
-  readonly code: string;
-  readonly message: string;
-  readonly status: number;
-}
-
-/**
- * Asserts an Error response: the given status and code, a body of exactly {code, message, status}
- * with status equal to the HTTP status, no stack trace, and a message mentioning each of `mentions`.
- */
-export function assertError(
-  response: { readonly status: number; readonly text: string },
-  status: number,
-  code: string,
-  ...mentions: string[]
-): ErrorBody {
-  assert.equal(
-    response.status,
-    status,
-    `expected ${status} ${code}, got ${response.status}: ${response.text.slice(0, 300)}`,
-  );
-  const body = JSON.parse(response.text) as ErrorBody;
-  assert.deepEqual(
-    Object.keys(body).sort(),
-    ['code', 'message', 'status'],
-    `error body must be exactly {code, message, status}: ${response.text}`,
-  );
-  assert.equal(body.code, code, `error code: ${response.text}`);
-  assert.equal(body.status, status, 'error body status equals the HTTP status');
-  assert.equal(typeof body.message, 'string');
-  assert.ok(body.message.length > 0, 'error message is not empty');
-  assertNoStackTrace(response.text);
-  for (const mention of mentions)
-    assert.ok(
-      body.message.includes(mention),
-      `message ${JSON.stringify(body.message)} should mention ${JSON.stringify(mention)}`,
-    );
-  return body;
-}
-
-export function assertNoStackTrace(text: string): void {
-  assert.doesNotMatch(
-    text,
-    /\bat .+\(.*:\d+:\d+\)|\bat (file|node):|\.ts:\d+|node_modules|Error: .*\n\s+at /,
-    `response leaks a stack trace: ${text.slice(0, 300)}`,
-  );
 }

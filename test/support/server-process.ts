@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { request } from './http-client.ts';
 
 /** The real server (src/server.ts) as a child process on its own port: what an operator runs. */
 export interface ServerProcess {
@@ -54,7 +55,7 @@ export async function startServerProcess(
   // command after command on the same two cores: there one took longer than 15 s.
   const deadline = Date.now() + (options.timeoutMs ?? 45_000);
   const url = `http://127.0.0.1:${port}`;
-  while (!(await answers(`${url}/healthz`))) {
+  while (!(await answers(url))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(
@@ -74,9 +75,10 @@ export async function startServerProcess(
   };
 }
 
+/** Whether /healthz answers 200; false while nothing listens yet. */
 async function answers(url: string): Promise<boolean> {
   try {
-    return (await fetch(url)).ok;
+    return (await request({ url }, '/healthz')).status === 200;
   } catch {
     return false;
   }
