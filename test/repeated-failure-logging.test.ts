@@ -7,7 +7,7 @@ import { createErrorHandler } from '../src/http/error-handler.ts';
 import { LogThrottle } from '../src/log-throttle.ts';
 
 /** One line per interval for a repeating failure, with the count of occurrences kept quiet. */
-describe('LogThrottle', () => {
+describe('a repeating failure: one log line per interval (LogThrottle)', () => {
   it('admits the first occurrence, then one per interval with the count suppressed since', () => {
     let now = 5_000;
     const throttle = new LogThrottle({ intervalMs: 10_000, now: () => now });

@@ -20,7 +20,7 @@ function fileDestination(t: TestContext): { destination: LogDestination; written
 const flushed = (destination: LogDestination): Promise<void> =>
   new Promise((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
 
-describe('log destination', () => {
+describe('buffered log writes (LogDestination)', () => {
   it('keeps lines in memory until flushed, then writes all of them in order', async (t) => {
     const { destination, written } = fileDestination(t);
     const lines = Array.from({ length: 100 }, (_, index) => `{"n":${index},"name":"🐕 Rex ${index}"}\n`);
