@@ -11,7 +11,8 @@ import { loadConfig } from '../src/config.ts';
 /**
  * The CLI's answers where no process boundary is under test: runCli in this process, printing to
  * a recording Output, over SQLite files of the test's own. What a shell sees (one line on stderr,
- * `petstore: ` before it, exit statuses) is covered by cli.test.ts through real processes.
+ * `petstore: ` before it, exit statuses) is covered by cli.test.ts: the exact text in process, and
+ * through real processes where the process boundary matters.
  */
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

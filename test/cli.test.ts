@@ -1,33 +1,34 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock } from '../src/clock.ts';
+import { postgresBackend } from './support/backends.ts';
+import { NPM_CLI, runCliInProcess, runCliLaunched, runCliProcess, type CliResult } from './support/cli-runner.ts';
 import { redisBackend } from './support/redis-backend.ts';
-import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
+import { freePort, startServerProcess } from './support/server-process.ts';
+import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
- * The operator CLI (README, "API keys" and "CLI") run exactly as an
- * operator runs it: `node src/cli/main.ts …` as a child process from the checkout, configured by
- * the environment alone. Every test works on its own SQLite store in a temporary directory.
+ * The operator CLI (README, "API keys" and "CLI"), configured by the environment alone, as an
+ * operator configures it. Every test works on its own SQLite store in a temporary directory.
  * Exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration; every failure is
  * one line on stderr and nothing on stdout: `petstore: …`, or `{"error": {code, message}}` with --json.
+ *
+ * Commands run through the CLI's own entry function in this process (support/cli-runner.ts), with
+ * the exact stdout and stderr text a process would print and its exit status; a running server is
+ * the real app in this process over the same SQLite file. What needs a process boundary (exit codes
+ * as the shell sees them, `node src/cli/main.ts` and `npm run petstore` start-up, ending on its own,
+ * signals) is in 'as a process' below; a closed pipe in cli-closed-pipe.test.ts.
  */
 
 const ROOT = join(import.meta.dirname, '..');
 const KEY = /^pst_[0-9A-Za-z]{36}$/;
 const KEY_ID = /^key_[0-9A-Za-z]+$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const CLI_TIMEOUT_MS = 20_000;
-
-interface CliResult {
-  readonly args: readonly string[];
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 interface AccountJson {
   readonly name: string;
@@ -72,7 +73,7 @@ interface CreatedKeyJson extends KeyJson {
   readonly key: string;
 }
 
-/** A fresh store in its own temporary directory, and the CLI pointed at it. */
+/** A fresh store in its own temporary directory, and the CLI (in this process) pointed at it. */
 interface Sandbox {
   readonly databaseUrl: string;
   readonly databasePath: string;
@@ -81,35 +82,10 @@ interface Sandbox {
   cliWith(env: Record<string, string>, ...args: string[]): Promise<CliResult>;
   /**
    * Several commands, one after the other. Commands on one store are never run side by side
-   * without a server holding it open: concurrent opens of the SQLite file can fail (see the report).
+   * without a server holding it open: concurrent opens of the SQLite file can fail.
    */
   each(...commands: string[][]): Promise<CliResult[]>;
   remove(): void;
-}
-
-function runCli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), CLI_TIMEOUT_MS);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (status, signal) => {
-      clearTimeout(timer);
-      if (signal !== null)
-        reject(new Error(`petstore ${args.join(' ')} was killed by ${signal} (stdout: ${stdout} stderr: ${stderr})`));
-      else resolve({ args, status, stdout, stderr });
-    });
-  });
 }
 
 function createSandbox(): Sandbox {
@@ -119,11 +95,11 @@ function createSandbox(): Sandbox {
   return {
     databaseUrl,
     databasePath,
-    cli: (...args) => runCli(args, { DATABASE_URL: databaseUrl }),
-    cliWith: (env, ...args) => runCli(args, { DATABASE_URL: databaseUrl, ...env }),
+    cli: (...args) => runCliInProcess(args, { DATABASE_URL: databaseUrl }),
+    cliWith: (env, ...args) => runCliInProcess(args, { DATABASE_URL: databaseUrl, ...env }),
     async each(...commands) {
       const results: CliResult[] = [];
-      for (const args of commands) results.push(await runCli(args, { DATABASE_URL: databaseUrl }));
+      for (const args of commands) results.push(await runCliInProcess(args, { DATABASE_URL: databaseUrl }));
       return results;
     },
     remove: () => rmSync(directory, { recursive: true, force: true }),
@@ -286,8 +262,9 @@ async function accountWithKey(
   return { key: created.key, id: created.id };
 }
 
+/** A GET /v1/pets to a server: the app in this process, or a server process. */
 async function getPets(
-  server: ServerProcess,
+  server: { readonly url: string },
   key: string,
 ): Promise<{ status: number; headers: Headers; body: string }> {
   const response = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
@@ -313,19 +290,27 @@ function remainingOf(headers: Headers): Record<string, number> {
   return Object.fromEntries([...field.matchAll(/"(\w+)";r=(\d+)/g)].map((match) => [match[1], Number(match[2])]));
 }
 
-const redis = await redisBackend();
+/**
+ * The real app in this process over the sandbox's store, as a server sharing it would run: on the
+ * system clock, since the CLI's times are the system's. Closed when the test ends.
+ */
+async function serverOn(box: Sandbox, env: Record<string, string> = {}): Promise<TestApp> {
+  return startTestApp({ env: { DATABASE_URL: box.databaseUrl, ...env }, clock: systemClock });
+}
 
-// Independent groups run side by side: the server groups mostly wait, the command group mostly computes.
+const [redis, postgres] = await Promise.all([redisBackend(), postgresBackend()]);
+
+// Independent groups run side by side: the server and process groups mostly wait, the command group computes.
 describe('petstore CLI', { concurrency: true }, () => {
-  after(() => redis.cleanup());
+  after(() => Promise.all([redis.cleanup(), postgres.cleanup()]));
 
   describe('account show with REDIS_URL', { skip: redis.skip }, () => {
     it('shows the windows a server counted in Redis, and counts nothing itself', async (t) => {
       const box = sandbox(t);
       const env = { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() };
       const { key } = await accountWithKey(box, 'shared');
-      const server = await startServerProcess({ DATABASE_URL: box.databaseUrl, ...env });
-      t.after(() => server.kill('SIGKILL'));
+      const server = await serverOn(box, env);
+      t.after(() => server.close());
       let last = await getPets(server, key);
       for (let call = 1; call < 3; call += 1) last = await getPets(server, key);
       assert.equal(last.status, 200, last.body);
@@ -349,21 +334,20 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.match(text.get('day window') ?? '', new RegExp(`^${day.remaining} of 1000 left, resets `));
       const next = await getPets(server, key);
       assert.equal(remainingOf(next.headers).day, day.remaining - 1, 'account show counted no request');
-      await server.kill('SIGTERM');
     });
   });
 
   describe('with a running server on the same store', { concurrency: true }, () => {
     const box = createSandbox();
-    let server: ServerProcess;
-    let started: ServerProcess | undefined;
+    let server: TestApp;
+    let started: TestApp | undefined;
 
     before(async () => {
-      started = await startServerProcess({ DATABASE_URL: box.databaseUrl });
+      started = await serverOn(box);
       server = started;
     });
     after(async () => {
-      await started?.kill('SIGTERM');
+      await started?.close();
       box.remove();
     });
 
@@ -453,65 +437,6 @@ describe('petstore CLI', { concurrency: true }, () => {
     });
   });
 
-  describe('after the server shuts down', () => {
-    it('key list shows the last use flushed by SIGTERM', async (t) => {
-      const box = sandbox(t);
-      const { key, id } = await accountWithKey(box, 'acme');
-      const server = await startServerProcess({ DATABASE_URL: box.databaseUrl });
-      t.after(() => server.kill('SIGKILL'));
-      const sent = Date.now();
-      assert.equal((await getPets(server, key)).status, 200);
-      await server.kill('SIGTERM');
-      const usedAt = (await keyOf(box, 'acme', id)).lastUsedAt;
-      assert.ok(usedAt !== null, 'shutdown flushes the last-used times');
-      assert.ok(
-        Date.parse(usedAt) >= sent - 5 && Date.parse(usedAt) <= Date.now(),
-        `lastUsedAt is the time of the request, got ${usedAt}`,
-      );
-    });
-  });
-
-  describe('serve', () => {
-    it('runs the server, which stops with exit 0 on SIGTERM', async (t) => {
-      const box = sandbox(t);
-      const port = await freePort();
-      const child = spawn(process.execPath, ['src/cli/main.ts', 'serve'], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH ?? '',
-          DATABASE_URL: box.databaseUrl,
-          PORT: String(port),
-          DEMO_BOOTSTRAP: 'false',
-          METRICS_PORT: '0',
-          LOG_LEVEL: 'info',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      t.after(() => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      });
-      const deadline = Date.now() + 15_000;
-      let healthy = false;
-      while (!healthy && Date.now() < deadline && child.exitCode === null) {
-        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-          (response) => response.ok,
-          () => false,
-        );
-        if (!healthy) await sleep(50);
-      }
-      assert.ok(healthy, `petstore serve answers /healthz (stdout: ${stdout})`);
-      const { key } = await accountWithKey(box, 'acme');
-      const response = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
-      assert.equal(response.status, 200);
-      await response.text();
-      child.kill('SIGTERM');
-      assert.equal(await exited, 0, `exit code after SIGTERM (stdout: ${stdout})`);
-    });
-  });
-
   describe('commands on their own store', { concurrency: 4 }, () => {
     it('prints the usage on stdout with exit 0 for --help, -h and help, without touching the store', async (t) => {
       const box = sandbox(t);
@@ -551,6 +476,27 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.ok(bare.stderr.includes('account show'), shown(bare));
       assert.equal(assertFails(json, 2, /command/), 'no_command');
       assert.equal(existsSync(box.databasePath), false, 'a missing command does not create a store');
+    });
+
+    it('closes the store it opened before it returns, whether the command works or fails', async (t) => {
+      // SQLite removes the store's -wal and -shm files when the last connection to it closes.
+      const box = sandbox(t);
+      const commands = [
+        ['migrate'],
+        ['account', 'create', '--name', 'acme', '--plan', 'free'],
+        ['account', 'set-plan', '--name', 'acme', '--plan', 'pro'],
+        ['account', 'list'],
+        ['account', 'show', '--name', 'acme'],
+        ['key', 'create', '--account', 'acme'],
+        ['key', 'list', '--account', 'acme'],
+        ['account', 'create', '--name', 'acme', '--plan', 'free'],
+        ['ban', 'lift', '--id', 'key_doesnotexist'],
+      ];
+      for (const args of commands) {
+        const result = await box.cli(...args);
+        assert.ok(result.status === 0 || result.status === 1, shown(result));
+        assert.deepEqual(readdirSync(dirname(box.databasePath)), [basename(box.databasePath)], shown(result));
+      }
     });
 
     it('migrate applies every migration to a fresh store, then none; --json prints {applied}', async (t) => {
@@ -986,6 +932,120 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.equal(revoked.id, created.id);
       assert.match(revoked.revokedAt ?? '', ISO);
       assertFails(await box.cli('ban', 'lift', '--id', created.id, '--json'), 1, /not banned/);
+    });
+  });
+
+  describe('as a process', { concurrency: true }, () => {
+    it('exit statuses, stdout and stderr as a shell sees them', async (t) => {
+      const box = sandbox(t);
+      const run = (...args: string[]): Promise<CliResult> => runCliProcess(args, { DATABASE_URL: box.databaseUrl });
+      // The commands that never open the store run beside those that do, which run one after the other.
+      const [onStore, unknown, bare, badConfig] = await Promise.all([
+        (async () => [
+          await run('account', 'create', '--name', 'acme', '--plan', 'pro'),
+          await run('account', 'create', '--name', 'acme', '--plan', 'free', '--json'),
+          await run('account', 'show', '--name', 'nobody'),
+        ])(),
+        run('acount', 'list'),
+        run(),
+        runCliProcess(['account', 'list', '--json'], { DATABASE_URL: 'mysql://x' }),
+      ]);
+      const [created, taken, missing] = onStore as [CliResult, CliResult, CliResult];
+      const [row] = tableOf(created);
+      assert.equal(row?.NAME, 'acme', shown(created));
+      assert.equal(assertFails(taken, 1, /acme/), 'conflict');
+      assertFails(missing, 1, /nobody/);
+      assertFails(unknown, 2, /^petstore: unknown command 'acount list'; did you mean account list\?\n$/);
+      assert.equal(bare.status, 2, shown(bare));
+      assert.equal(bare.stdout, '', shown(bare));
+      assert.match(bare.stderr, /^usage: petstore /, shown(bare));
+      assert.equal(assertFails(badConfig, 2, /DATABASE_URL/), 'invalid_config');
+    });
+
+    it('npm run -s petstore -- … prints only what the CLI prints, and ends with its exit status', async (t) => {
+      const box = sandbox(t);
+      const env = { DATABASE_URL: box.databaseUrl };
+      const [version, missing] = await Promise.all([
+        runCliLaunched(NPM_CLI, ['--version'], env),
+        runCliLaunched(NPM_CLI, ['account', 'show', '--name', 'nobody'], env),
+      ]);
+      assertOk(version);
+      assert.match(version.stdout, /^petstore \d+\.\d+\.\d+\S*\n$/, shown(version));
+      assertFails(missing, 1, /nobody/);
+    });
+
+    it(
+      'ends on its own over PostgreSQL and Redis: a command closes every connection it opens',
+      { skip: postgres.skip ?? redis.skip },
+      async () => {
+        const env = { DATABASE_URL: postgres.databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() };
+        // A connection left open would keep the process alive until runCliProcess kills it and fails.
+        assertOk(await runCliProcess(['account', 'create', '--name', 'acme', '--plan', 'free'], env));
+        const account = jsonOf<AccountShowJson>(
+          await runCliProcess(['account', 'show', '--name', 'acme', '--json'], env),
+        );
+        assert.deepEqual(
+          account.windows?.map((window) => window.remaining),
+          [60, 1000],
+          'the windows, read from Redis',
+        );
+      },
+    );
+
+    it('key list shows the last use flushed by SIGTERM', async (t) => {
+      const box = sandbox(t);
+      const { key, id } = await accountWithKey(box, 'acme');
+      const server = await startServerProcess({ DATABASE_URL: box.databaseUrl });
+      t.after(() => server.kill('SIGKILL'));
+      const sent = Date.now();
+      assert.equal((await getPets(server, key)).status, 200);
+      await server.kill('SIGTERM');
+      const usedAt = (await keyOf(box, 'acme', id)).lastUsedAt;
+      assert.ok(usedAt !== null, 'shutdown flushes the last-used times');
+      assert.ok(
+        Date.parse(usedAt) >= sent - 5 && Date.parse(usedAt) <= Date.now(),
+        `lastUsedAt is the time of the request, got ${usedAt}`,
+      );
+    });
+
+    it('runs the server, which stops with exit 0 on SIGTERM', async (t) => {
+      const box = sandbox(t);
+      const port = await freePort();
+      const child = spawn(process.execPath, ['src/cli/main.ts', 'serve'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATABASE_URL: box.databaseUrl,
+          PORT: String(port),
+          DEMO_BOOTSTRAP: 'false',
+          METRICS_PORT: '0',
+          LOG_LEVEL: 'info',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      t.after(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      });
+      // About 2 s alone; far longer when the whole suite shares two cores.
+      const deadline = Date.now() + 45_000;
+      let healthy = false;
+      while (!healthy && Date.now() < deadline && child.exitCode === null) {
+        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (response) => response.ok,
+          () => false,
+        );
+        if (!healthy) await sleep(50);
+      }
+      assert.ok(healthy, `petstore serve answers /healthz (stdout: ${stdout})`);
+      const { key } = await accountWithKey(box, 'acme');
+      const response = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(response.status, 200);
+      await response.text();
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, `exit code after SIGTERM (stdout: ${stdout})`);
     });
   });
 });

@@ -1,3 +1,4 @@
+import type { DestinationStream } from 'pino';
 import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
 import { limitsFor } from '../ratelimit/plans.ts';
 import type { AccountRecord, ApiKeyRecord } from '../storage/store.ts';
@@ -12,6 +13,8 @@ export interface Output {
    * (the choices after a missing command), else the line `petstore: message`.
    */
   error(code: string, message: string, usage?: string): void;
+  /** Where log lines go (a Redis warning…): the process's stderr unless given. */
+  readonly logs?: DestinationStream;
 }
 
 /** Output on the process's stdout and stderr. */
@@ -34,14 +37,24 @@ export function processOutput(json: boolean): ProcessOutput {
     if (!closed) stream.write(text);
   };
   return {
-    json,
+    ...textOutput(
+      json,
+      (text) => print(process.stdout, text),
+      (text) => print(process.stderr, text),
+    ),
     get closed() {
       return closed;
     },
-    write: (line) => print(process.stdout, `${line}\n`),
+  };
+}
+
+/** The text a command prints, handed to `stdout` and `stderr`: the process's streams, or a test's strings. */
+export function textOutput(json: boolean, stdout: (text: string) => void, stderr: (text: string) => void): Output {
+  return {
+    json,
+    write: (line) => stdout(`${line}\n`),
     error: (code, message, usage) =>
-      print(
-        process.stderr,
+      stderr(
         json
           ? `${JSON.stringify({ error: { code, message } })}\n`
           : usage === undefined
