@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
 import {
   windowStart,
@@ -15,22 +16,24 @@ interface Counter {
   count: number;
 }
 
-/** A subject's counters, linked into its namespace's recency list. */
+/** A subject's counters: one per window name; a subject has one or two, so a scan beats a Map. */
 interface Subject {
-  readonly key: string;
-  readonly namespace: Namespace;
-  /** One per window name; a subject has one or two, so a scan beats a Map. */
   readonly counters: Counter[];
-  /** What this subject accounts for in the limiter's byte budget. */
-  bytes: number;
-  older: Subject | undefined;
-  newer: Subject | undefined;
 }
 
 interface Strikes {
   readonly count: number;
   readonly until: number;
-  readonly bytes: number;
+}
+
+/** What the byte budget needs of each namespace's cache (and of the strikes'), whatever it holds. */
+interface Evictable {
+  readonly calculatedSize: number;
+  readonly size: number;
+  /** Keys from least to most recently used. */
+  rkeys(): Iterator<string>;
+  /** Drops the least recently used entry. */
+  pop(): unknown;
 }
 
 /** A counter object and its array slot. */
@@ -56,15 +59,15 @@ export interface MemoryLimiterOptions {
 /**
  * Counters in this process. JavaScript runs one request's check-and-count without interruption,
  * so admission is exact for one instance without locks.
+ *
+ * Each namespace is an LRU cache of its own, bounded by the whole byte budget (and by maxSubjects);
+ * across namespaces the budget is kept by evicting from the largest. An entry larger than the whole
+ * budget counts as the whole budget: it is held, alone, while used, instead of being refused and
+ * never counted.
  */
 export class MemoryLimiter implements RateLimiter {
-  /** Every subject of every namespace: one lookup per request finds both its counters and its namespace. */
-  private readonly subjects = new Map<string, Subject>();
-  private readonly namespaces = new Map<string, Namespace>();
-  /** Strikes in least to most recently struck order (Map insertion order). */
-  private readonly strikes = new Map<string, Strikes>();
-  private strikeBytes = 0;
-  private totalBytes = 0;
+  private readonly namespaces = new Map<string, LRUCache<string, Subject>>();
+  private readonly strikes: LRUCache<string, Strikes>;
   private readonly maxBytes: number;
   private readonly maxSubjects: number;
   private readonly sweeper: NodeJS.Timeout;
@@ -72,6 +75,10 @@ export class MemoryLimiter implements RateLimiter {
   constructor(options: MemoryLimiterOptions = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.maxSubjects = options.maxSubjects ?? Number.POSITIVE_INFINITY;
+    this.strikes = new LRUCache<string, Strikes>({
+      maxSize: this.maxBytes,
+      sizeCalculation: (_strikes, subject) => this.withinBudget(ENTRY_OVERHEAD_BYTES + stringBytes(subject)),
+    });
     const now = options.now ?? (() => Date.now());
     this.sweeper = setInterval(() => this.sweep(now()), options.sweepEveryMs ?? 30_000);
     this.sweeper.unref();
@@ -82,13 +89,10 @@ export class MemoryLimiter implements RateLimiter {
    * each request's check-and-count runs whole before another's.
    */
   async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
-    const subject = this.subjectOf(request.subject);
-    const counters = subject.counters;
-    const held = counters.length;
     const specs = request.windows;
+    const counters = this.subjectOf(request.subject, specs, now).counters;
     let allowed = !request.peek;
     for (const window of specs) if (currentCounter(counters, window, now).count >= window.limit) allowed = false;
-    if (counters.length !== held) this.grow(subject, (counters.length - held) * COUNTER_BYTES);
     let blocked = false;
     const windows: WindowState[] = [];
     for (const window of specs) {
@@ -106,13 +110,13 @@ export class MemoryLimiter implements RateLimiter {
     }
     let strikes = 0;
     if (!allowed && blocked && !request.peek && request.strikeSubject !== undefined) {
-      strikes = this.strike(request.strikeSubject, now, blockedUntil(windows), subject);
+      strikes = this.strike(request.strikeSubject, now, blockedUntil(windows), request.subject);
     }
     return { allowed, windows, strikes, fallback: false };
   }
 
   async clearStrikes(strikeSubject: string): Promise<void> {
-    this.deleteStrikes(strikeSubject);
+    this.strikes.delete(strikeSubject);
   }
 
   async close(): Promise<void> {
@@ -121,148 +125,110 @@ export class MemoryLimiter implements RateLimiter {
 
   /** Subjects currently held, for tests of the memory bound. */
   size(): number {
-    return this.subjects.size + this.strikes.size;
+    let size = 0;
+    for (const cache of this.caches()) size += cache.size;
+    return size;
   }
 
   /** Bytes the subjects and strikes account for now, never more than maxBytes. */
   bytes(): number {
-    return this.totalBytes;
+    let bytes = 0;
+    for (const cache of this.caches()) bytes += cache.calculatedSize;
+    return bytes;
   }
 
   sweep(now: number): void {
-    for (const subject of this.subjects.values()) {
-      if (!subject.counters.some((counter) => counter.end > now)) this.drop(subject);
+    for (const namespace of this.namespaces.values()) {
+      deleteWhere(namespace, (subject) => !subject.counters.some((counter) => counter.end > now));
     }
-    for (const [subject, strikes] of this.strikes) if (strikes.until <= now) this.deleteStrikes(subject);
+    deleteWhere(this.strikes, (strikes) => strikes.until <= now);
   }
 
-  private strike(subject: string, now: number, until: number, counted: Subject): number {
-    const previous = this.strikes.get(subject);
-    this.deleteStrikes(subject);
-    const bytes = ENTRY_OVERHEAD_BYTES + stringBytes(subject);
+  private strike(strikeSubject: string, now: number, until: number, countedSubject: string): number {
+    const previous = this.strikes.get(strikeSubject);
     const strikes =
       previous && previous.until > now
-        ? { count: previous.count + 1, until: Math.max(previous.until, until), bytes }
-        : { count: 1, until, bytes };
-    this.strikes.set(subject, strikes);
-    this.strikeBytes += bytes;
-    this.totalBytes += bytes;
-    this.shed(counted, subject);
+        ? { count: previous.count + 1, until: Math.max(previous.until, until) }
+        : { count: 1, until };
+    this.strikes.set(strikeSubject, strikes);
+    this.shed(countedSubject, strikeSubject);
     return strikes.count;
   }
 
-  private deleteStrikes(subject: string): void {
-    const strikes = this.strikes.get(subject);
-    if (strikes === undefined) return;
-    this.strikes.delete(subject);
-    this.strikeBytes -= strikes.bytes;
-    this.totalBytes -= strikes.bytes;
-  }
-
   /**
-   * The subject, now the most recently used of its namespace; the least recently used goes when
-   * the namespace is full.
+   * The subject, now the most recently used of its namespace, with a counter for each window; the
+   * least recently used goes when the namespace or the budget is full.
    */
-  private subjectOf(key: string): Subject {
-    const known = this.subjects.get(key);
-    if (known !== undefined) {
-      known.namespace.touch(known);
-      return known;
-    }
+  private subjectOf(key: string, windows: readonly WindowSpec[], now: number): Subject {
     const namespace = this.namespaceOf(key);
-    if (namespace.size >= this.maxSubjects && namespace.oldest !== undefined) this.drop(namespace.oldest);
-    const subject: Subject = { key, namespace, counters: [], bytes: 0, older: undefined, newer: undefined };
-    namespace.add(subject);
-    this.subjects.set(key, subject);
-    this.grow(subject, ENTRY_OVERHEAD_BYTES + stringBytes(key));
+    const known = namespace.get(key);
+    if (known !== undefined && windows.every((window) => counterOf(known.counters, window.name) !== undefined))
+      return known;
+    const subject = known ?? { counters: [] };
+    for (const window of windows) {
+      if (counterOf(subject.counters, window.name) === undefined) subject.counters.push(startedCounter(window, now));
+    }
+    // Stored anew, so that its size counts the counters just added.
+    if (known !== undefined) namespace.delete(key);
+    namespace.set(key, subject);
+    this.shed(key, undefined);
     return subject;
-  }
-
-  private grow(subject: Subject, bytes: number): void {
-    subject.bytes += bytes;
-    subject.namespace.bytes += bytes;
-    this.totalBytes += bytes;
-    if (this.totalBytes > this.maxBytes) this.shed(subject, undefined);
   }
 
   /**
    * Drops least recently used entries until the budget holds, each from whichever namespace (or the
    * strikes) holds the most bytes, never the subject or strike being used by this request.
    */
-  private shed(keep: Subject | undefined, keepStrike: string | undefined): void {
-    while (this.totalBytes > this.maxBytes) {
-      let largest: Namespace | undefined;
-      for (const namespace of this.namespaces.values()) {
-        const oldest = namespace.oldest;
-        if (oldest === undefined || oldest === keep) continue;
-        if (largest === undefined || namespace.bytes > largest.bytes) largest = namespace;
+  private shed(keepSubject: string, keepStrike: string | undefined): void {
+    while (this.bytes() > this.maxBytes) {
+      let largest: Evictable | undefined;
+      for (const cache of this.caches()) {
+        const keep = cache === this.strikes ? keepStrike : keepSubject;
+        if (evictable(cache, keep) && cache.calculatedSize > (largest?.calculatedSize ?? -1)) largest = cache;
       }
-      const oldestStrike = this.strikes.keys().next().value;
-      const strikesEvictable = oldestStrike !== undefined && oldestStrike !== keepStrike;
-      if (strikesEvictable && (largest === undefined || this.strikeBytes > largest.bytes)) {
-        this.deleteStrikes(oldestStrike);
-      } else if (largest?.oldest !== undefined) {
-        this.drop(largest.oldest);
-      } else {
-        return; // Only what this request uses is left: a budget smaller than one entry.
-      }
+      // Nothing but what this request uses is left: a budget smaller than it.
+      if (largest === undefined) return;
+      largest.pop();
     }
   }
 
-  private namespaceOf(key: string): Namespace {
+  private namespaceOf(key: string): LRUCache<string, Subject> {
     const separator = key.indexOf(':');
     const name = separator === -1 ? '' : key.slice(0, separator);
     let namespace = this.namespaces.get(name);
     if (namespace === undefined) {
-      namespace = new Namespace();
+      namespace = new LRUCache<string, Subject>({
+        ...(Number.isFinite(this.maxSubjects) ? { max: this.maxSubjects } : {}),
+        maxSize: this.maxBytes,
+        sizeCalculation: (subject, subjectKey) =>
+          this.withinBudget(ENTRY_OVERHEAD_BYTES + stringBytes(subjectKey) + subject.counters.length * COUNTER_BYTES),
+      });
       this.namespaces.set(name, namespace);
     }
     return namespace;
   }
 
-  private drop(subject: Subject): void {
-    subject.namespace.remove(subject);
-    subject.namespace.bytes -= subject.bytes;
-    this.totalBytes -= subject.bytes;
-    this.subjects.delete(subject.key);
+  private withinBudget(bytes: number): number {
+    return Math.min(bytes, this.maxBytes);
+  }
+
+  private *caches(): Iterable<Evictable> {
+    yield* this.namespaces.values();
+    yield this.strikes;
   }
 }
 
-/**
- * A namespace's subjects from least to most recently used. A linked list rather than Map
- * insertion order: re-inserting into a Map on every request (delete, then set) cost about half
- * of consume(); moving a list node costs a few pointer writes.
- */
-class Namespace {
-  size = 0;
-  bytes = 0;
-  oldest: Subject | undefined;
-  private newest: Subject | undefined;
+/** Whether the cache has a least recently used entry that may go (not the one `keep` names). */
+function evictable(cache: Evictable, keep: string | undefined): boolean {
+  const oldest = cache.rkeys().next();
+  return oldest.done !== true && oldest.value !== keep;
+}
 
-  add(subject: Subject): void {
-    subject.older = this.newest;
-    subject.newer = undefined;
-    if (this.newest === undefined) this.oldest = subject;
-    else this.newest.newer = subject;
-    this.newest = subject;
-    this.size += 1;
-  }
-
-  remove(subject: Subject): void {
-    if (subject.older === undefined) this.oldest = subject.newer;
-    else subject.older.newer = subject.newer;
-    if (subject.newer === undefined) this.newest = subject.older;
-    else subject.newer.older = subject.older;
-    subject.older = undefined;
-    subject.newer = undefined;
-    this.size -= 1;
-  }
-
-  touch(subject: Subject): void {
-    if (this.newest === subject) return;
-    this.remove(subject);
-    this.add(subject);
-  }
+/** Deletes every entry `done` says is over; collected first, so the cache is not changed while iterated. */
+function deleteWhere<V extends object>(cache: LRUCache<string, V>, done: (value: V) => boolean): void {
+  const over: string[] = [];
+  for (const [key, value] of cache.entries()) if (done(value)) over.push(key);
+  for (const key of over) cache.delete(key);
 }
 
 function counterOf(counters: readonly Counter[], window: string): Counter | undefined {
@@ -270,15 +236,15 @@ function counterOf(counters: readonly Counter[], window: string): Counter | unde
   return undefined;
 }
 
+function startedCounter(window: WindowSpec, now: number): Counter {
+  const start = windowStart(now, window.seconds);
+  return { window: window.name, start, end: start + window.seconds * 1000, count: 0 };
+}
+
 /** The subject's counter for this window, started afresh when the window has moved on. */
 function currentCounter(counters: Counter[], window: WindowSpec, now: number): Counter {
+  const counter = counterOf(counters, window.name) as Counter;
   const start = windowStart(now, window.seconds);
-  const counter = counterOf(counters, window.name);
-  if (counter === undefined) {
-    const started: Counter = { window: window.name, start, end: start + window.seconds * 1000, count: 0 };
-    counters.push(started);
-    return started;
-  }
   if (counter.start !== start) {
     counter.start = start;
     counter.end = start + window.seconds * 1000;

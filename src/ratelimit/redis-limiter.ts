@@ -1,4 +1,6 @@
 import { Redis, type Result } from 'ioredis';
+import { settleWithin } from '../deadline.ts';
+import { LogThrottle } from '../log-throttle.ts';
 import { windowStart, type ConsumeRequest, type ConsumeResult, type RateLimiter, type WindowState } from './limiter.ts';
 import type { MemoryLimiter } from './memory-limiter.ts';
 
@@ -77,7 +79,7 @@ const EXPIRY_SLACK_MS = 10_000;
 export interface FallbackNotice {
   /** True at most once per `logEveryMs`: the moment to write a log line. */
   readonly log: boolean;
-  /** Fallbacks since the last notice with `log` true, not counting this one. */
+  /** With `log`: fallbacks kept quiet since the last line, not counting this one; 0 otherwise. */
   readonly suppressed: number;
 }
 
@@ -96,6 +98,8 @@ export interface RedisLimiterOptions {
   readonly onRecovered?: () => void;
   /** Least time between two fallback notices with `log` true; default 10 s. */
   readonly logEveryMs?: number;
+  /** Monotonic milliseconds for `logEveryMs`; injectable so tests control time. */
+  readonly monotonicNow?: () => number;
 }
 
 /**
@@ -109,21 +113,20 @@ export class RedisLimiter implements RateLimiter {
   private readonly fallback: MemoryLimiter;
   private readonly keyPrefix: string;
   private readonly timeoutMs: number;
-  private readonly logEveryMs: number;
+  private readonly fallbackLog: LogThrottle;
   private readonly onFallback: (error: Error, notice: FallbackNotice) => void;
   private readonly onRecovered: () => void;
+  private readonly timedOut = (): Error => new Error(`Redis did not answer within ${this.timeoutMs} ms`);
   /** Settles when the first connection attempt has succeeded or failed. */
   private readonly firstConnection: Promise<void>;
   private degraded = false;
   private lastConnectionError: Error | undefined;
-  private lastLogAt = Number.NEGATIVE_INFINITY;
-  private suppressed = 0;
 
   constructor(options: RedisLimiterOptions) {
     this.fallback = options.fallback;
     this.keyPrefix = options.keyPrefix ?? 'petstore:';
     this.timeoutMs = options.timeoutMs ?? 250;
-    this.logEveryMs = options.logEveryMs ?? 10_000;
+    this.fallbackLog = new LogThrottle({ intervalMs: options.logEveryMs, now: options.monotonicNow });
     this.onFallback = options.onFallback ?? (() => undefined);
     this.onRecovered = options.onRecovered ?? (() => undefined);
     this.redis = new Redis(options.url, {
@@ -156,7 +159,7 @@ export class RedisLimiter implements RateLimiter {
   async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
     let result: ConsumeResult;
     try {
-      result = await this.withDeadline(this.consumeInRedis(request, now));
+      result = await settleWithin(this.consumeInRedis(request, now), this.timeoutMs, this.timedOut);
     } catch (error) {
       this.fellBack(asError(error));
       return { ...(await this.fallback.consume(request, now)), fallback: true };
@@ -172,7 +175,7 @@ export class RedisLimiter implements RateLimiter {
     // Strikes counted while Redis was away live in the fallback.
     await this.fallback.clearStrikes(strikeSubject);
     try {
-      await this.withDeadline(this.redis.del(this.strikeKey(strikeSubject)));
+      await settleWithin(this.redis.del(this.strikeKey(strikeSubject)), this.timeoutMs, this.timedOut);
     } catch {
       // Unreachable: the strikes in Redis expire with their windows; the failures are already reported by consume.
     }
@@ -180,14 +183,15 @@ export class RedisLimiter implements RateLimiter {
 
   /** Resolves when Redis answers PING within the timeout (readiness). */
   async ping(): Promise<void> {
-    await this.withDeadline(this.firstConnection.then(() => this.redis.ping()));
+    const answered = this.firstConnection.then(() => this.redis.ping());
+    await settleWithin(answered, this.timeoutMs, this.timedOut);
   }
 
   async close(): Promise<void> {
     await this.fallback.close();
     if (this.redis.status === 'ready') {
       try {
-        await this.withDeadline(this.redis.quit());
+        await settleWithin(this.redis.quit(), this.timeoutMs, this.timedOut);
         return;
       } catch {
         // Fall through to a hard disconnect.
@@ -231,28 +235,13 @@ export class RedisLimiter implements RateLimiter {
 
   private fellBack(error: Error): void {
     this.degraded = true;
-    const at = performance.now();
-    const log = at - this.lastLogAt >= this.logEveryMs;
-    const notice: FallbackNotice = { log, suppressed: this.suppressed };
-    if (log) {
-      this.lastLogAt = at;
-      this.suppressed = 0;
-    } else {
-      this.suppressed += 1;
-    }
+    const admitted = this.fallbackLog.take();
+    const notice: FallbackNotice = { log: admitted !== undefined, suppressed: admitted?.suppressed ?? 0 };
     try {
       this.onFallback(error, notice);
     } catch {
       // Reporting must never turn a fallback answer into a failure.
     }
-  }
-
-  private withDeadline<T>(work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-    });
-    return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
   }
 }
 

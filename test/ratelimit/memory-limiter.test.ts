@@ -142,6 +142,25 @@ describe('MemoryLimiter: memory bound', () => {
     }
   });
 
+  it('accounts a window a subject is first asked about later, and keeps the counts it had', async () => {
+    const limiter = new MemoryLimiter();
+    try {
+      const subject = 'account:1';
+      await limiter.consume({ subject, windows: MINUTE }, NOW);
+      const oneWindow = limiter.bytes();
+      const both: WindowSpec[] = [MINUTE[0] as WindowSpec, { name: 'day', limit: 1000, seconds: 86_400 }];
+      const result = await limiter.consume({ subject, windows: both }, NOW);
+      assert.deepEqual(
+        result.windows.map((window) => window.remaining),
+        [58, 999],
+      );
+      assert.ok(limiter.bytes() > oneWindow, `the day counter is accounted: ${oneWindow} → ${limiter.bytes()}`);
+      assert.equal(limiter.size(), 1);
+    } finally {
+      await limiter.close();
+    }
+  });
+
   it('keeps counting the subject in use when the byte budget is smaller than it', async () => {
     const limiter = new MemoryLimiter({ maxBytes: 1000 });
     try {

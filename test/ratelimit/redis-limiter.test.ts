@@ -365,6 +365,30 @@ describe('RedisLimiter: Redis unreachable', () => {
     const { ms } = await timed(limiter.close());
     assert.ok(ms < 300, `closed in ${ms.toFixed(0)} ms`);
   });
+  it('notices for a log line once per logEveryMs, with the fallbacks kept quiet since', async () => {
+    let monotonic = 0;
+    const { limiter, fallbacks } = redisLimiter({
+      url: 'redis://127.0.0.1:1',
+      logEveryMs: 10_000,
+      monotonicNow: () => monotonic,
+    });
+    const request: ConsumeRequest = { subject: 'account:1', windows: BOTH(100, 1000) };
+    for (const at of [0, 1_000, 9_999, 10_000, 15_000, 30_000]) {
+      monotonic = at;
+      assert.equal((await limiter.consume(request, MID_MINUTE)).fallback, true);
+    }
+    assert.deepEqual(
+      fallbacks.notices.map((notice) => [notice.log, notice.suppressed]),
+      [
+        [true, 0],
+        [false, 0],
+        [false, 0],
+        [true, 2],
+        [false, 0],
+        [true, 1],
+      ],
+    );
+  });
 });
 
 describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
