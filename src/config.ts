@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
-import { parseTrustedProxies, TrustedProxiesError, type TrustedProxies } from './http/client-address.ts';
+import { parseTrustedProxies, TrustedProxiesError, type TrustedProxies } from './net/client-address.ts';
 
 /**
  * Every setting the service reads from the environment, in one place. `loadConfig` validates and

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { DEMO_ACCOUNT } from './auth/account-service.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildServices, type Services } from './composition-root.ts';
-import { buildApp } from './http/build-app.ts';
+import { buildApp } from './http/app.ts';
 import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 
 export interface RunningServer {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { clientAddressResolver, parseTrustedProxies } from '../src/http/client-address.ts';
+import { clientAddressResolver, parseTrustedProxies } from '../src/net/client-address.ts';
 import { describeEachBackend } from './support/each-backend.ts';
 import { request, type HttpAnswer } from './support/http-client.ts';
 import { ManualClock } from './support/manual-clock.ts';

@@ -2,7 +2,7 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
 import { buildServices } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
-import { buildApp } from '../../src/http/build-app.ts';
+import { buildApp } from '../../src/http/app.ts';
 
 /** Where the generated types live, relative to the repository root. */
 export const GENERATED_TYPES_PATH = 'client/src/generated/openapi.ts';

@@ -1,4 +1,6 @@
 import type { FastifyReply } from 'fastify';
+import { STATUS_CODES, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { isHttpErrorCode, type ErrorCode, type HttpErrorCode } from '../errors.ts';
 
 /** HTTP status of each error code: the only place codes meet statuses. */
@@ -26,6 +28,8 @@ export const STATUS_OF: Readonly<Record<HttpErrorCode, number>> = {
 /** Longest message sent, in code points: messages quote client input, which may be kilobytes long. */
 export const MESSAGE_MAX_CODE_POINTS = 300;
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** The Error body of `code`, serialised. */
 export function errorJson(code: HttpErrorCode, message: string): string {
   return JSON.stringify({ code, message: clipped(message), status: STATUS_OF[code] });
@@ -38,11 +42,48 @@ function clipped(message: string): string {
   return `${codePoints.slice(0, MESSAGE_MAX_CODE_POINTS - 1).join('')}…`;
 }
 
+/** An error answer: its status and its serialised Error body. */
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
 /**
- * A domain code that has no HTTP meaning (a CLI-only `conflict`) reaching the edge is a fault of
- * the service, so it is answered as one rather than with a code the document does not list.
+ * The answer to `code`. A domain code that has no HTTP meaning (a CLI-only `conflict`) reaching the
+ * edge is a fault of the service, so it is answered as one rather than with a code the document
+ * does not list.
  */
-export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
+export function errorAnswer(code: ErrorCode, message: string): ErrorAnswer {
   const httpCode = isHttpErrorCode(code) ? code : 'internal_error';
-  return reply.code(STATUS_OF[httpCode]).type('application/json; charset=utf-8').send(errorJson(httpCode, message));
+  return { status: STATUS_OF[httpCode], body: errorJson(httpCode, message) };
+}
+
+/** Answers a Fastify request with the Error body; Fastify adds the length and the app's hooks the rest. */
+export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
+  const { status, body } = errorAnswer(code, message);
+  return reply.code(status).type(JSON_TYPE).send(body);
+}
+
+/**
+ * Answers with the Error body where Fastify is not involved: a node:http response (the metrics
+ * listener), or a bare socket that Node hands over without one (malformed requests, CONNECT). A bare
+ * socket gets the whole response as text, ends with it, and is told so by `Connection: close`.
+ * `fields` are sent before the body's own Content-Type and Content-Length.
+ */
+export function writeError(
+  target: ServerResponse | Duplex,
+  code: ErrorCode,
+  message: string,
+  fields: Readonly<Record<string, string>> = {},
+): void {
+  const { status, body } = errorAnswer(code, message);
+  const headers = { ...fields, 'Content-Type': JSON_TYPE, 'Content-Length': String(Buffer.byteLength(body)) };
+  if (target instanceof ServerResponse) {
+    target.writeHead(status, headers).end(body);
+    return;
+  }
+  const head = Object.entries({ ...headers, Connection: 'close' })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  target.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${head}\r\n${body}`);
 }

@@ -2,8 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
-import type { HttpErrorCode } from '../errors.ts';
-import { errorJson, STATUS_OF } from './error-body.ts';
+import { writeError } from './error-body.ts';
 
 /** Longest a scrape's text is reused; far below any Prometheus scrape interval. */
 export const METRICS_RENDER_INTERVAL_MS = 1000;
@@ -83,14 +82,10 @@ async function answer(
   contentType: string,
 ): Promise<void> {
   const path = (request.url ?? '/').split('?')[0];
-  if (path !== '/metrics') return sendError(response, 'not_found', `no route for ${request.method} ${path}`);
+  if (path !== '/metrics') return writeError(response, 'not_found', `no route for ${request.method} ${path}`);
   if (request.method !== 'GET' && request.method !== 'HEAD') {
-    response.setHeader('allow', 'GET, HEAD');
-    return sendError(
-      response,
-      'method_not_allowed',
-      `${request.method} is not allowed on /metrics; allowed: GET, HEAD`,
-    );
+    const message = `${request.method} is not allowed on /metrics; allowed: GET, HEAD`;
+    return writeError(response, 'method_not_allowed', message, { Allow: 'GET, HEAD' });
   }
   try {
     const text = await render();
@@ -100,15 +95,6 @@ async function answer(
     });
     response.end(request.method === 'HEAD' ? undefined : text);
   } catch {
-    sendError(response, 'service_unavailable', 'the metrics could not be collected; retry the scrape');
+    writeError(response, 'service_unavailable', 'the metrics could not be collected; retry the scrape');
   }
-}
-
-function sendError(response: ServerResponse, code: HttpErrorCode, message: string): void {
-  const body = errorJson(code, message);
-  response.writeHead(STATUS_OF[code], {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-  });
-  response.end(body);
 }

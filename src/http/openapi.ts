@@ -1,7 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { HTTP_ERROR_CODES } from '../errors.ts';
-import { registerDocsPage } from './docs-page.ts';
 import {
   HEADER_COMPONENTS,
   HEADER_COMPONENTS_PATH,
@@ -9,7 +8,7 @@ import {
   PARAMETER_COMPONENTS_PATH,
   REQUEST_BODY_EXAMPLES,
 } from './openapi-responses.ts';
-import { keptBody } from './representation.ts';
+import { keptBody } from '../net/representation.ts';
 
 const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
 
@@ -43,7 +42,7 @@ ASCII characters, otherwise a new one) and \`Cache-Control\` (\`no-store\`; the 
 Migrate to \`GET /pets\` with the \`status\` filter.
 `.trim();
 
-/** The OpenAPI 3.1 document, generated from the route schemas, and the reference page at /docs. */
+/** The OpenAPI 3.1 document, generated from the schemas of the routes registered after it. */
 export async function registerOpenApi(app: FastifyInstance, options: { publicBaseUrl: string }): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -88,7 +87,6 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
-  await registerDocsPage(app, options);
 }
 
 function withoutVersionPrefix(url: string): string {
@@ -175,6 +173,7 @@ function unwrapHeaderReferences(headers: Record<string, unknown>): void {
   }
 }
 
+/** GET /v1/openapi.json: the document, public and cacheable. */
 export function registerOpenApiDocumentRoute(app: FastifyInstance): void {
   app.get(
     '/v1/openapi.json',

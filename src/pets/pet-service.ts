@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
 // Only for the size of what the HTTP layer keeps with each cached pet and page, so the bound holds.
-import { keptBytesBound } from '../http/representation.ts';
+import { keptBytesBound } from '../net/representation.ts';
 import { petsToJson, petToJson } from './pet-json.ts';
 
 export interface PetPage {
@@ -147,7 +147,7 @@ export class PetService {
 
 /**
  * The record and what the routes keep with a cached pet: its UTF-8 JSON, ETag and compressed forms
- * (src/http/representation.ts keptBody, bounded by keptBytesBound).
+ * (src/net/representation.ts keptBody, bounded by keptBytesBound).
  */
 function cachedPetBytes(pet: PetRecord): number {
   return recordBytes(pet) + keptBytesBound(Buffer.byteLength(petToJson(pet)));

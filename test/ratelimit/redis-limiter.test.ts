@@ -13,7 +13,7 @@ import { ownRedisServer, redisBackend, redisServerUnavailable, type OwnRedisServ
 import { ManualClock } from '../support/manual-clock.ts';
 import { buildServices } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
-import { buildApp } from '../../src/http/build-app.ts';
+import { buildApp } from '../../src/http/app.ts';
 import { limiterContract } from './limiter-contract.ts';
 
 // Rejects (failing this file) when Redis is unreachable and CI=true; otherwise carries a skip reason.

@@ -7,7 +7,7 @@ import type { Clock } from '../../src/clock.ts';
 import { ManualClock } from './manual-clock.ts';
 import { buildServices, type Services } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
-import { buildApp } from '../../src/http/build-app.ts';
+import { buildApp } from '../../src/http/app.ts';
 import { postgresBackend, sqliteBackend } from './backends.ts';
 import { redisBackend } from './redis-backend.ts';
 

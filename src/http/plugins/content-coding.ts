@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
 import type { ReadStream } from 'node:fs';
 import { buffer } from 'node:stream/consumers';
 import { LRUCache } from 'lru-cache';
@@ -9,12 +10,13 @@ import {
   Representation,
   representationOfBody,
   type ContentCoding,
-} from './representation.ts';
+} from '../../net/representation.ts';
 
 type OnSendDone = (error?: Error | null, payload?: unknown) => void;
 
 /**
- * Conditional requests and compression, in one onSend hook for every response:
+ * Conditional requests and compression, in one onSend hook for every response. Registered before
+ * any route, so that every route's answers go through it:
  *
  * - A body that never changes (a cached pet or page, made by keptBody; a public document) is a
  *   Representation: it gets its ETag, a 304 when If-None-Match matches, and its compressed bytes,
@@ -24,27 +26,30 @@ type OnSendDone = (error?: Error | null, payload?: unknown) => void;
  * Bodies of 1 KB or more carry `Vary: Accept-Encoding`, whether compressed this time or not. With no
  * Accept-Encoding and no If-None-Match, a kept body costs a WeakMap lookup and a header or two.
  */
-export function installContentCoding(app: FastifyInstance): void {
-  const documents = new DocumentRepresentations();
-  app.addHook('onSend', (request, reply, payload, done: OnSendDone) => {
-    if (reply.statusCode === 200) {
-      const kept = Buffer.isBuffer(payload) ? representationOfBody(payload) : undefined;
-      if (kept !== undefined) return sendRepresentation(request, reply, kept, done);
-      if (request.routeOptions.config.cacheable === true) {
-        const document = documents.of(request, reply, payload);
-        if (document instanceof Representation) return sendRepresentation(request, reply, document, done);
-        if (document !== undefined) {
-          document.then(
-            (found) => (found ? sendRepresentation(request, reply, found, done) : done()),
-            (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-          );
-          return;
+export const contentCoding = fastifyPlugin(
+  async (app: FastifyInstance) => {
+    const documents = new DocumentRepresentations();
+    app.addHook('onSend', (request, reply, payload, done: OnSendDone) => {
+      if (reply.statusCode === 200) {
+        const kept = Buffer.isBuffer(payload) ? representationOfBody(payload) : undefined;
+        if (kept !== undefined) return sendRepresentation(request, reply, kept, done);
+        if (request.routeOptions.config.cacheable === true) {
+          const document = documents.of(request, reply, payload);
+          if (document instanceof Representation) return sendRepresentation(request, reply, document, done);
+          if (document !== undefined) {
+            document.then(
+              (found) => (found ? sendRepresentation(request, reply, found, done) : done()),
+              (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+            );
+            return;
+          }
         }
       }
-    }
-    compressForThisResponse(request, reply, payload, done);
-  });
-}
+      compressForThisResponse(request, reply, payload, done);
+    });
+  },
+  { name: 'content-coding' },
+);
 
 const AVAILABLE = ['br', 'gzip', 'identity'];
 /** Accept-Encoding values seen, with the coding chosen for each: clients send few distinct ones. */
@@ -58,7 +63,7 @@ const NEGOTIATION_CACHE_KEY_MAX = 200;
  * When nothing the service has is acceptable (`identity;q=0` alone), identity is sent all the same,
  * as RFC 9110 allows, rather than a 406.
  */
-export function negotiatedCoding(acceptEncoding: string | undefined): ContentCoding | undefined {
+function negotiatedCoding(acceptEncoding: string | undefined): ContentCoding | undefined {
   if (acceptEncoding === undefined) return undefined;
   let choice = negotiated.get(acceptEncoding);
   if (choice === undefined) {
@@ -132,7 +137,7 @@ function notModified(request: FastifyRequest, reply: FastifyReply, body: Buffer,
  * Compresses a body of 1 KB or more for this response alone, when the client accepts a coding. On
  * the event loop: these are the service's own JSON answers, a few kilobytes (about 0.1 ms for a
  * 100-pet page), and a hook that waits would let Fastify answer some requests twice (see
- * SYNC_COMPRESSION_MAX_BYTES).
+ * SYNC_COMPRESSION_MAX_BYTES in src/net/representation.ts).
  */
 function compressForThisResponse(
   request: FastifyRequest,

@@ -1,7 +1,8 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { AMBIGUOUS_CREDENTIALS, type KeyVerifier, type Verification } from '../auth/key-verifier.ts';
-import type { KeyPrincipal } from '../storage/store.ts';
-import { sendError } from './error-body.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
+import { AMBIGUOUS_CREDENTIALS, type KeyVerifier, type Verification } from '../../auth/key-verifier.ts';
+import type { KeyPrincipal } from '../../storage/store.ts';
+import { sendError } from '../error-body.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,12 +29,39 @@ export interface AfterAuthentication {
   readonly beforeLookup?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 }
 
+export interface AuthenticationOptions {
+  readonly keyVerifier: KeyVerifier;
+  /** The limits step (src/http/limits-step.ts); without it, requests are only authenticated. */
+  readonly limits?: AfterAuthentication;
+}
+
 /**
- * onRequest step 1: every non-public request, known route or not, must carry a valid key.
- * Runs before the body is read, so an unauthenticated client cannot make the service parse 16 KiB.
+ * Authentication and limits, in one onRequest hook: every non-public request, known route or not,
+ * must carry a valid key, and is then counted by the limits step. Runs before the body is read, so
+ * an unauthenticated client cannot make the service parse 16 KiB. Registered after CORS, so that
+ * preflight requests are answered without a key.
  */
-export function authenticationHook(verifier: KeyVerifier, next: AfterAuthentication): onRequestAsyncHookHandler {
-  return async function authenticate(request, reply) {
+export const authentication = fastifyPlugin<AuthenticationOptions>(
+  async (app: FastifyInstance, options: AuthenticationOptions) => {
+    app.decorateRequest('principal', undefined);
+    // Set by the limits step; declared with it.
+    app.decorateRequest('standing', undefined);
+    const authenticate = authenticator(options.keyVerifier, options.limits ?? refuseUnauthenticated);
+    app.addHook('onRequest', (request, reply, done) => {
+      authenticate(request, reply).then(
+        () => done(),
+        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+      );
+    });
+  },
+  { name: 'authentication' },
+);
+
+function authenticator(
+  verifier: KeyVerifier,
+  next: AfterAuthentication,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
     if (request.routeOptions.config.public === true) return;
     let verification = verifyLocally(verifier, request);
     if (verification === undefined) {
@@ -63,7 +91,7 @@ function authorizationHeaderCount(rawHeaders: readonly string[]): number {
 }
 
 /** The default second step when no limiter is installed: refuse what failed verification. */
-export async function refuseUnauthenticated(
+async function refuseUnauthenticated(
   _request: FastifyRequest,
   reply: FastifyReply,
   verification: Verification,

@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from 'typebox';
-import type { WindowState } from '../ratelimit/limiter.ts';
-import type { Standing } from '../ratelimit/rate-limit-policy.ts';
-import type { KeyPrincipal } from '../storage/store.ts';
-import { PLANS } from '../storage/store.ts';
-import { errorResponses, headerRefs, RESPONSE_HEADERS, RATE_LIMIT_HEADERS } from './openapi-responses.ts';
+import type { WindowState } from '../../ratelimit/limiter.ts';
+import type { Standing } from '../../ratelimit/rate-limit-policy.ts';
+import type { KeyPrincipal } from '../../storage/store.ts';
+import { PLANS } from '../../storage/store.ts';
+import { errorResponses, headerRefs, RESPONSE_HEADERS, RATE_LIMIT_HEADERS } from '../openapi-responses.ts';
 
 const UsageWindowSchema = (name: string) =>
   Type.Object(
@@ -69,8 +69,8 @@ export const USAGE_EXAMPLE: Usage = {
   key: { id: 'key_3kq9x2m7w1', expiresAt: '2027-01-01T00:00:00.000Z', ban: null },
 };
 
-/** GET /v1/usage: the account's standing, reported by the limits step (src/http/limits-hook.ts). */
-export function registerUsageRoutes(app: FastifyInstance): void {
+/** GET /v1/usage: the account's standing, reported by the limits step (src/http/limits-step.ts). */
+export const usageRoutes: FastifyPluginAsync = async (app) => {
   app.get(
     '/v1/usage',
     {
@@ -103,7 +103,7 @@ export function registerUsageRoutes(app: FastifyInstance): void {
       return reply.send(usageOf(principal, standing));
     },
   );
-}
+};
 
 function usageOf(principal: KeyPrincipal, standing: Standing): Usage {
   const { ban } = standing;

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
+import { settleWithin } from '../../deadline.ts';
 
 /** A dependency /readyz must reach: storage always, Redis when configured. */
 export interface ReadinessCheck {
@@ -6,14 +7,17 @@ export interface ReadinessCheck {
   check(): Promise<void>;
 }
 
+export interface OpsRouteOptions {
+  readonly readiness: readonly ReadinessCheck[];
+  /** Longest a probe may take before its dependency counts as unreachable. */
+  readonly timeoutMs: number;
+}
+
 /**
  * Operator endpoints: no key, no rate limit, not in the API document. Metrics are not among them:
  * they name accounts, so they have a listener of their own (metrics-server.ts).
  */
-export function registerOpsRoutes(
-  app: FastifyInstance,
-  options: { readiness: readonly ReadinessCheck[]; timeoutMs: number },
-): void {
+export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, options) => {
   const config = { public: true };
   app.get('/healthz', { config, schema: { hide: true } }, async (_request, reply) => reply.send({ status: 'ok' }));
 
@@ -27,19 +31,13 @@ export function registerOpsRoutes(
       .code(503)
       .send({ code: 'service_unavailable', message: `not ready: ${names} unreachable`, status: 503, checks });
   });
-}
+};
 
 async function probe(dependency: ReadinessCheck, timeoutMs: number): Promise<{ name: string; ok: boolean }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
-  });
   try {
-    await Promise.race([dependency.check(), timeout]);
+    await settleWithin(dependency.check(), timeoutMs, () => new Error(`${dependency.name} did not answer in time`));
     return { name: dependency.name, ok: true };
   } catch {
     return { name: dependency.name, ok: false };
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { exactInteger } from './json-body.ts';
-import { petToJson } from '../pets/pet-json.ts';
-import { keptBody } from './representation.ts';
+import { exactInteger } from '../json-body.ts';
+import { petToJson } from '../../pets/pet-json.ts';
+import { keptBody } from '../../net/representation.ts';
 import {
   ListPetsQuerySchema,
   NewPetRef,
@@ -11,10 +11,10 @@ import {
   PetRef,
   PetsRef,
   type NewPetBody,
-} from '../pets/pet-schemas.ts';
-import type { PetPage, PetService } from '../pets/pet-service.ts';
-import type { PetRecord } from '../storage/store.ts';
-import type { Metrics } from './metrics.ts';
+} from '../../pets/pet-schemas.ts';
+import type { PetPage, PetService } from '../../pets/pet-service.ts';
+import type { PetRecord } from '../../storage/store.ts';
+import type { Metrics } from '../metrics.ts';
 import {
   errorResponses,
   headerRefs,
@@ -25,7 +25,7 @@ import {
   REPRESENTATION_HEADERS,
   RESPONSE_HEADERS,
   type HeaderUse,
-} from './openapi-responses.ts';
+} from '../openapi-responses.ts';
 
 export interface PetsRouteOptions {
   readonly pets: PetService;
@@ -56,7 +56,8 @@ const PET_HEADERS: readonly HeaderUse[] = [
   ...REPRESENTATION_HEADERS,
 ];
 
-export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOptions): void {
+/** The pets operations of v1: HTTP in, calls of the pet service (src/pets/pet-service.ts), HTTP out. */
+export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, options) => {
   const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
   const { pets, metrics, publicBaseUrl } = options;
   const deprecationLink = `<${publicBaseUrl}/docs#/pets/getPet>; rel="deprecation"; type="text/html"`;
@@ -181,7 +182,7 @@ export function registerPetRoutes(untyped: FastifyInstance, options: PetsRouteOp
       sendPet(reply, pet);
     },
   );
-}
+};
 
 /** `nextPage`: the URL of the next page without its cursor. */
 function sendPage(reply: FastifyReply, page: PetPage, nextPage: string): void {

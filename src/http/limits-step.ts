@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitPolicy, Refusal, Standing } from '../ratelimit/rate-limit-policy.ts';
 import type { RateLimitFields } from '../ratelimit/rate-limit-headers.ts';
-import type { AfterAuthentication } from './auth-hook.ts';
-import type { ClientAddressOf } from './client-address.ts';
-import { sendUnauthorized } from './auth-hook.ts';
+import type { ClientAddressOf } from '../net/client-address.ts';
 import { sendError } from './error-body.ts';
+import { sendUnauthorized, type AfterAuthentication } from './plugins/authentication.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,9 +20,10 @@ declare module 'fastify' {
 }
 
 /**
- * onRequest step 2, after the key verdict: count the request against its account (valid key) or
- * its client address (no valid key), set the rate-limit fields that every response then carries,
- * and answer 429 or 401 where due. Runs before the body is read.
+ * The step after the key verdict, run by the authentication hook (plugins/authentication.ts): count
+ * the request against its account (valid key) or its client address (no valid key), set the
+ * rate-limit fields that every response then carries, and answer 429 or 401 where due. Runs before
+ * the body is read.
  */
 export function limitsStep(policy: RateLimitPolicy, clientAddressOf: ClientAddressOf): AfterAuthentication {
   const addressOf = (request: FastifyRequest): string =>

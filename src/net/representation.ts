@@ -180,7 +180,7 @@ const byBody = new WeakMap<Buffer, Representation>();
 /**
  * The identity bytes to send for `owner`, an object that never changes (a cached pet or page):
  * its Representation is made on the first call and lives as long as the owner. The response hook
- * (content-coding.ts) recognises the bytes and adds the ETag, the coding and the 304. A body over
+ * (src/http/plugins/content-coding.ts) recognises the bytes and adds the ETag, the coding and the 304. A body over
  * SYNC_COMPRESSION_MAX_BYTES is compressed on the thread pool, so its handler must return the
  * reply; the pets routes return nothing, which their bodies allow: 100 pets of 200 four-byte
  * characters make about 90 KB.

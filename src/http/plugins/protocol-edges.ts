@@ -1,0 +1,160 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { DomainError, type HttpErrorCode } from '../../errors.ts';
+import { NO_STORE } from '../cache-control.ts';
+import { sendError, writeError } from '../error-body.ts';
+import { BODY_LIMIT_BYTES, parseJsonBody } from '../json-body.ts';
+import { excerpt, quoted } from '../quote.ts';
+import { requestIdOf } from '../request-id.ts';
+import { stampRequestIdAndCaching } from './request-policy.ts';
+
+/**
+ * Requests HTTP allows but this service cannot serve as sent, answered with the Error body like any
+ * other refusal instead of by Node or Fastify alone: `Expect` headers (Node writes 100 Continue at
+ * once, or 417 with no body), `CONNECT` (Node drops the connection), bodies that are not JSON in
+ * UTF-8 or too large, and (through the app's options, answerMalformedRequest and answerUnroutable)
+ * requests too malformed to parse or to route.
+ */
+export const protocolEdges = fastifyPlugin(
+  async (app: FastifyInstance) => {
+    const awaitingContinue = new WeakSet<IncomingMessage>();
+    const unsupportedExpectation = new WeakSet<IncomingMessage>();
+    const server = app.server;
+    // With a listener, Node leaves the interim answer to us; the request then takes the usual path.
+    server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+      awaitingContinue.add(request);
+      server.emit('request', request, response);
+    });
+    server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+      unsupportedExpectation.add(request);
+      server.emit('request', request, response);
+    });
+    server.on('connect', answerConnect);
+
+    // Before authentication, like any request Node cannot serve as sent: the answer reveals nothing.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (!unsupportedExpectation.has(request.raw)) return done();
+      const expectation = quoted(request.headers.expect ?? '');
+      const hint = 'send no Expect header, or Expect: 100-continue';
+      // Answered here: a callback hook that sends does not call done().
+      sendError(reply, 'invalid_body', `the expectation ${expectation} is not supported; ${hint}`);
+    });
+
+    // preParsing runs once authentication and limits let the request through, right before the body
+    // is read: only then is the client told to send it.
+    app.addHook('preParsing', (request, reply, payload, done) => {
+      try {
+        if (request.routeOptions.schema?.body !== undefined) refuseUnreadableBody(request);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (awaitingContinue.has(request.raw)) sendContinue(reply);
+      done(null, payload);
+    });
+
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
+      async (request: FastifyRequest, body: Buffer) => {
+        const encoding = request.headers['content-encoding'];
+        if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+          throw new DomainError(
+            'unsupported_media_type',
+            `Content-Encoding ${quoted(encoding)} is not supported; send the JSON uncompressed`,
+          );
+        }
+        return parseJsonBody(body);
+      },
+    );
+  },
+  { name: 'protocol-edges' },
+);
+
+/** Fastify's `frameworkErrors`: URL errors found while routing, before any hook runs. */
+export function answerUnroutable(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // Answered before any hook, so the first hook's headers are set here.
+  stampRequestIdAndCaching(request, reply);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 'invalid_path', 'a path segment is too long');
+  if (error.code === 'FST_ERR_BAD_URL')
+    return sendError(reply, 'invalid_path', `the path is not valid percent-encoding: ${quoted(request.url)}`);
+  return sendError(reply, 'invalid_path', 'the request path could not be routed');
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests too malformed for HTTP parsing, or too slow to arrive,
+ * still get an Error body, then the connection closes.
+ */
+export function answerMalformedRequest(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const { code, message } = clientErrorAnswer(error.code);
+  // No request was parsed, so no client id can be known: a new one, as on every other answer.
+  writeError(socket, code, message, { 'X-Request-Id': randomUUID(), 'Cache-Control': NO_STORE });
+}
+
+function clientErrorAnswer(nodeCode: string | undefined): { code: HttpErrorCode; message: string } {
+  if (nodeCode === 'HPE_HEADER_OVERFLOW')
+    return { code: 'headers_too_large', message: 'the request headers are too large' };
+  if (nodeCode === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { code: 'request_timeout', message: 'the request did not arrive in time' };
+  return { code: 'invalid_body', message: 'the request is not valid HTTP/1.1' };
+}
+
+function sendContinue(reply: FastifyReply): void {
+  if (!reply.raw.headersSent) reply.raw.writeContinue();
+}
+
+/** Bodies this service cannot read are refused before the client sends them. */
+function refuseUnreadableBody(request: FastifyRequest): void {
+  const contentType = request.headers['content-type'];
+  const charset = contentType === undefined ? undefined : charsetOf(contentType);
+  if (charset !== undefined && !UTF_8_LABELS.has(charset.toLowerCase())) {
+    throw new DomainError(
+      'unsupported_media_type',
+      `the request body must be application/json in UTF-8 (got ${quoted(contentType ?? '')}); ` +
+        'send charset=utf-8 or no charset',
+    );
+  }
+  const length = Number(request.headers['content-length'] ?? 0);
+  if (length > BODY_LIMIT_BYTES) {
+    throw new DomainError('payload_too_large', `the request body exceeds ${BODY_LIMIT_BYTES} bytes`);
+  }
+}
+
+const UTF_8_LABELS = new Set(['utf-8', 'utf8']);
+const CHARSET_PARAMETER = /;\s*charset\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/i;
+
+/** The charset parameter of a media type, unquoted; undefined when there is none. */
+function charsetOf(contentType: string): string | undefined {
+  const match = CHARSET_PARAMETER.exec(contentType);
+  if (!match) return undefined;
+  return match[1] !== undefined ? match[1].replace(/\\(.)/g, '$1') : (match[2] ?? '');
+}
+
+/** CONNECT targets no resource of this service: 405 with the Error body, then the connection closes. */
+function answerConnect(request: IncomingMessage, socket: Duplex): void {
+  socket.on('error', () => undefined);
+  if (!socket.writable) return;
+  const target = excerpt(request.url ?? '');
+  writeError(
+    socket,
+    'method_not_allowed',
+    `CONNECT is not allowed (target ${JSON.stringify(target)}); this is not a proxy`,
+    {
+      Allow: '',
+      'X-Request-Id': requestIdOf(request),
+      'Cache-Control': NO_STORE,
+    },
+  );
+  // A client that keeps sending (a body after CONNECT) would hold the half-closed socket open, and
+  // with it a graceful shutdown; it has had its answer.
+  const linger = setTimeout(() => socket.destroy(), CONNECT_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
+}
+
+const CONNECT_LINGER_MS = 1000;
