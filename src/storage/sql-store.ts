@@ -1,7 +1,15 @@
-import { CompiledQuery, sql, type Compilable, type ExpressionBuilder, type Kysely } from 'kysely';
-import { ConflictError } from '../errors.ts';
-import { withinDeadline } from './deadline.ts';
-import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import { settleWithin } from '../deadline.ts';
+import { ConflictError, StorageUnavailableError } from '../errors.ts';
+import type {
+  AccountsTable,
+  ApiKeysTable,
+  DatabaseSchema,
+  IdempotencyKeysTable,
+  IntegerValue,
+  KeyBansTable,
+  PetsTable,
+} from './database-schema.ts';
 import type {
   AccountRecord,
   AccountStore,
@@ -19,7 +27,6 @@ import type {
   NewPetRecord,
   PetListQuery,
   PetRecord,
-  PetStatus,
   PetStore,
   Plan,
   Store,
@@ -62,31 +69,19 @@ export type Database = Kysely<DatabaseSchema>;
 const toNumber = (value: IntegerValue): number => Number(value);
 const toNullableNumber = (value: IntegerValue | null): number | null => (value === null ? null : Number(value));
 
-export interface PetRow {
-  readonly id: IntegerValue;
-  readonly name: string;
-  readonly category_id: IntegerValue;
-  readonly status: PetStatus | null;
-}
+const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
+
+type PetRow = Pick<Selectable<PetsTable>, (typeof PET_COLUMNS)[number]>;
 
 /** BigInt() of the driver's decimal string or exact bigint keeps categoryId digit for digit. */
-export const toPet = (row: PetRow): PetRecord => ({
+const toPet = (row: PetRow): PetRecord => ({
   id: toNumber(row.id),
   name: row.name,
   categoryId: BigInt(row.category_id),
   status: row.status,
 });
 
-interface AccountRow {
-  readonly id: IntegerValue;
-  readonly name: string;
-  readonly plan: Plan;
-  readonly per_minute: IntegerValue | null;
-  readonly per_day: IntegerValue | null;
-  readonly created_at: IntegerValue;
-}
-
-const toAccount = (row: AccountRow): AccountRecord => ({
+const toAccount = (row: Selectable<AccountsTable>): AccountRecord => ({
   id: toNumber(row.id),
   name: row.name,
   plan: row.plan,
@@ -95,15 +90,10 @@ const toAccount = (row: AccountRow): AccountRecord => ({
   createdAt: toNumber(row.created_at),
 });
 
-interface KeyRow {
-  readonly id: string;
-  readonly account_id: IntegerValue;
-  readonly created_at: IntegerValue;
-  readonly expires_at: IntegerValue | null;
-  readonly revoked_at: IntegerValue | null;
-  readonly last_used_at: IntegerValue | null;
-  readonly banned_until: IntegerValue | null;
-}
+type KeyRow = Omit<Selectable<ApiKeysTable>, 'hash'> & {
+  /** The end of the key's latest unlifted ban. */
+  readonly banned_until: Selectable<KeyBansTable>['until'] | null;
+};
 
 const toKey = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
@@ -115,66 +105,8 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   bannedUntil: toNullableNumber(row.banned_until),
 });
 
-interface PrincipalRow {
-  readonly key_id: string;
-  readonly account_id: IntegerValue;
-  readonly account_name: string;
-  readonly plan: Plan;
-  readonly per_minute: IntegerValue | null;
-  readonly per_day: IntegerValue | null;
-  readonly expires_at: IntegerValue | null;
-  readonly revoked_at: IntegerValue | null;
-  readonly banned_until: IntegerValue | null;
-}
-
-const toPrincipal = (row: PrincipalRow): KeyPrincipal => ({
-  keyId: row.key_id,
-  accountId: toNumber(row.account_id),
-  accountName: row.account_name,
-  plan: row.plan,
-  perMinute: toNullableNumber(row.per_minute),
-  perDay: toNullableNumber(row.per_day),
-  expiresAt: toNullableNumber(row.expires_at),
-  revokedAt: toNullableNumber(row.revoked_at),
-  bannedUntil: toNullableNumber(row.banned_until),
-});
-
 // ---------------------------------------------------------------------------------------------
-// Statements shared by both dialects, and precompiling for the ones run most
-
-export const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
-
-export interface PrecompiledQuery<Row> {
-  readonly sql: string;
-  readonly parameters: readonly unknown[];
-  /** Only carries the row type. */
-  readonly row?: Row;
-}
-
-/**
- * Compiles a query once and binds each call's values in the order `parameters` lists them, for
- * statements run so often that building and compiling them per call shows: in the group commit it
- * cost about as much as the commits themselves (~30 µs a row). Compiling a sample checks that the
- * order is the one Kysely binds in.
- */
-export function precompile<Args, Row>(
-  build: (args: Args) => Compilable<Row>,
-  parameters: (args: Args) => readonly unknown[],
-  sample: Args,
-): (args: Args) => PrecompiledQuery<Row> {
-  const compiled = build(sample).compile();
-  const expected = parameters(sample);
-  const sameOrder =
-    compiled.parameters.length === expected.length &&
-    compiled.parameters.every((value, index) => value === expected[index]);
-  if (!sameOrder) throw new Error(`unexpected parameter order in ${compiled.sql}`);
-  return (args) => ({ sql: compiled.sql, parameters: parameters(args) });
-}
-
-/** Runs a precompiled query through Kysely's executor, on whichever database `db` is. */
-async function executePrecompiled<Row>(db: Database, query: PrecompiledQuery<Row>): Promise<Row[]> {
-  return (await db.executeQuery<Row>(CompiledQuery.raw(query.sql, [...query.parameters]))).rows;
-}
+// Statements shared by both dialects
 
 export const insertPet = (db: Database, pet: NewPetRecord, now: number) =>
   db
@@ -190,11 +122,7 @@ export const findIdempotency = (db: Database, scope: IdempotencyScope) =>
     .where('account_id', '=', scope.accountId)
     .where('key', '=', scope.key);
 
-export interface IdempotencyRow {
-  readonly fingerprint: string;
-  readonly status_code: IntegerValue | null;
-  readonly body: string | null;
-}
+type IdempotencyRow = Pick<Selectable<IdempotencyKeysTable>, 'fingerprint' | 'status_code' | 'body'>;
 
 /**
  * A completed record replays; a row without a response (an unfinished claim written by an earlier
@@ -236,6 +164,21 @@ const isId = (id: number): boolean => Number.isSafeInteger(id) && id >= 0;
 // ---------------------------------------------------------------------------------------------
 // Store
 
+/** Bounds the wait for one storage call. */
+type Within = <T>(work: Promise<T>) => Promise<T>;
+
+const timedOut = (): StorageUnavailableError =>
+  new StorageUnavailableError('storage is unavailable: it did not answer in time; retry later');
+
+/**
+ * With a call timeout, a call rejects with StorageUnavailableError once it has passed, however its
+ * steps add up; without one (SQLite) the call's own lock waits are its deadline.
+ */
+function deadlineFor(timeoutMs: number | undefined): Within {
+  if (timeoutMs === undefined) return (work) => work;
+  return (work) => settleWithin(work, timeoutMs, timedOut);
+}
+
 export class SqlStore implements Store {
   readonly backend: Store['backend'];
   readonly pets: PetStore;
@@ -249,13 +192,12 @@ export class SqlStore implements Store {
   constructor(dialect: StoreDialect) {
     this.dialect = dialect;
     this.backend = dialect.backend;
-    const bound = <T extends object>(target: T): T =>
-      dialect.callTimeoutMs === undefined ? target : withinDeadline(target, dialect.callTimeoutMs);
-    this.pets = bound(new SqlPets(dialect));
-    this.accounts = bound(new SqlAccounts(dialect));
-    this.keys = bound(new SqlKeys(dialect));
-    this.idempotency = bound(new SqlIdempotency(dialect.db));
-    this.bans = bound(new SqlBans(dialect.db));
+    const within = deadlineFor(dialect.callTimeoutMs);
+    this.pets = new SqlPets(dialect, within);
+    this.accounts = new SqlAccounts(dialect, within);
+    this.keys = new SqlKeys(dialect, within);
+    this.idempotency = new SqlIdempotency(dialect, within);
+    this.bans = new SqlBans(dialect, within);
   }
 
   migrate(): Promise<number> {
@@ -272,102 +214,65 @@ export class SqlStore implements Store {
   }
 }
 
-class SqlPets implements PetStore {
-  private readonly dialect: StoreDialect;
-  /**
-   * Every read of a pet that is not cached, unknown ids included, runs this. Building and compiling
-   * it on every call cost about 64,000 of the 277,000 instructions of a 404 (callgrind).
-   */
-  private readonly selectById: (id: number) => PrecompiledQuery<PetRow>;
-  private readonly listStatements = new Map<string, (args: ListArgs) => PrecompiledQuery<PetRow>>();
-  constructor(dialect: StoreDialect) {
-    this.dialect = dialect;
-    this.selectById = precompile<number, PetRow>(
-      (id) => dialect.db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id),
-      (id) => [id],
-      1,
-    );
-  }
+/** What every table's store holds: the dialect, its database, and the deadline of a call. */
+abstract class SqlTable {
+  protected readonly dialect: StoreDialect;
+  protected readonly db: Database;
+  protected readonly within: Within;
 
+  constructor(dialect: StoreDialect, within: Within) {
+    this.dialect = dialect;
+    this.db = dialect.db;
+    this.within = within;
+  }
+}
+
+class SqlPets extends SqlTable implements PetStore {
   create(pet: NewPetRecord, now: number): Promise<PetRecord> {
-    return this.dialect.pets.create(pet, now);
+    return this.within(this.dialect.pets.create(pet, now));
   }
 
   createIdempotent(pet: NewPetRecord, now: number, request: IdempotentCreate): Promise<IdempotentOutcome> {
-    return this.dialect.pets.createIdempotent(pet, now, request);
+    return this.within(this.dialect.pets.createIdempotent(pet, now, request));
   }
 
   async get(id: number): Promise<PetRecord | undefined> {
     if (!isId(id)) return undefined;
-    const [row] = await executePrecompiled(this.dialect.db, this.selectById(id));
+    const row = await this.within(
+      this.db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id).executeTakeFirst(),
+    );
     return row ? toPet(row) : undefined;
   }
 
+  /**
+   * LIMIT is written into the SQL: bound, it made SQLite prepare the statement again on every call;
+   * written, each page size has one SQL text, whose prepared statement the SQLite driver keeps.
+   */
   async list(query: PetListQuery): Promise<PetRecord[]> {
     // Ids are safe integers: past 2^53 there is nothing to list, and fractions compare like their floor.
     if (query.afterId >= Number.MAX_SAFE_INTEGER || query.limit <= 0) return [];
     const afterId = Math.max(0, Math.floor(query.afterId) || 0);
-    const select = this.listStatement(Math.trunc(query.limit), query.status !== undefined);
-    return (await executePrecompiled(this.dialect.db, select({ afterId, status: query.status }))).map(toPet);
-  }
-
-  /**
-   * The listing for one LIMIT, with or without the status filter, compiled on first use. LIMIT is
-   * written into the SQL: a bound LIMIT made SQLite re-prepare the statement on every call, which
-   * cost a third of a list request. Compiled once, not per call, an uncached 30-pet page went from
-   * 590,000 to 444,000 instructions (callgrind).
-   */
-  private listStatement(limit: number, filtered: boolean): (args: ListArgs) => PrecompiledQuery<PetRow> {
-    const key = `${limit}:${filtered}`;
-    let statement = this.listStatements.get(key);
-    if (statement === undefined) {
-      const db = this.dialect.db;
-      statement = precompile<ListArgs, PetRow>(
-        ({ afterId, status }) => {
-          const select = db.selectFrom('pets').select(PET_COLUMNS).where('id', '>', afterId);
-          const chosen = status === undefined ? select : select.where('status', '=', status);
-          return chosen.orderBy('id').limit(sql.lit(limit));
-        },
-        ({ afterId, status }) => (status === undefined ? [afterId] : [afterId, status]),
-        { afterId: 1, status: filtered ? 'sold' : undefined },
-      );
-      // Callers ask for at most a page and one more row: this only bounds an unexpected caller.
-      if (this.listStatements.size >= MAX_LIST_STATEMENTS) this.listStatements.clear();
-      this.listStatements.set(key, statement);
-    }
-    return statement;
+    const after = this.db.selectFrom('pets').select(PET_COLUMNS).where('id', '>', afterId);
+    const select = query.status === undefined ? after : after.where('status', '=', query.status);
+    const page = select.orderBy('id').limit(sql.lit(Math.trunc(query.limit)));
+    return (await this.within(page.execute())).map(toPet);
   }
 }
 
-interface ListArgs {
-  readonly afterId: number;
-  readonly status: PetStatus | undefined;
-}
-
-const MAX_LIST_STATEMENTS = 512;
-
-class SqlAccounts implements AccountStore {
-  private readonly db: Database;
-  private readonly dialect: StoreDialect;
-  constructor(dialect: StoreDialect) {
-    this.db = dialect.db;
-    this.dialect = dialect;
-  }
-
+class SqlAccounts extends SqlTable implements AccountStore {
   async create(account: NewAccount, now: number): Promise<AccountRecord> {
+    const insert = this.db
+      .insertInto('accounts')
+      .values({
+        name: account.name,
+        plan: account.plan,
+        per_minute: account.perMinute,
+        per_day: account.perDay,
+        created_at: now,
+      })
+      .returningAll();
     try {
-      const row = await this.db
-        .insertInto('accounts')
-        .values({
-          name: account.name,
-          plan: account.plan,
-          per_minute: account.perMinute,
-          per_day: account.perDay,
-          created_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toAccount(row);
+      return toAccount(await this.within(insert.executeTakeFirstOrThrow()));
     } catch (error) {
       if (this.dialect.isUniqueViolation(error)) {
         throw new ConflictError(`an account named '${account.name}' already exists`);
@@ -377,12 +282,14 @@ class SqlAccounts implements AccountStore {
   }
 
   async findByName(name: string): Promise<AccountRecord | undefined> {
-    const row = await this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
+    const row = await this.within(
+      this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst(),
+    );
     return row ? toAccount(row) : undefined;
   }
 
   async list(): Promise<AccountRecord[]> {
-    return (await this.db.selectFrom('accounts').selectAll().orderBy('id').execute()).map(toAccount);
+    return (await this.within(this.db.selectFrom('accounts').selectAll().orderBy('id').execute())).map(toAccount);
   }
 
   async setPlan(
@@ -391,21 +298,18 @@ class SqlAccounts implements AccountStore {
     perMinute: number | null,
     perDay: number | null,
   ): Promise<AccountRecord | undefined> {
-    const row = await this.db
+    const update = this.db
       .updateTable('accounts')
       .set({ plan, per_minute: perMinute, per_day: perDay })
       .where('name', '=', name)
-      .returningAll()
-      .executeTakeFirst();
+      .returningAll();
+    const row = await this.within(update.executeTakeFirst());
     return row ? toAccount(row) : undefined;
   }
 
   async count(): Promise<number> {
-    const row = await this.db
-      .selectFrom('accounts')
-      .select((eb) => eb.fn.countAll<IntegerValue>().as('count'))
-      .executeTakeFirstOrThrow();
-    return toNumber(row.count);
+    const count = this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<IntegerValue>().as('count'));
+    return toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
   }
 }
 
@@ -423,22 +327,14 @@ const bannedUntil = (eb: ExpressionBuilder<DatabaseSchema & { k: DatabaseSchema[
 /** Byte order, as SQLite compares text and as PostgreSQL does with COLLATE "C". */
 const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-class SqlKeys implements KeyStore {
-  private readonly db: Database;
-  private readonly dialect: StoreDialect;
-  constructor(dialect: StoreDialect) {
-    this.db = dialect.db;
-    this.dialect = dialect;
-  }
-
+class SqlKeys extends SqlTable implements KeyStore {
   async create(key: NewApiKey, now: number): Promise<ApiKeyRecord> {
+    const insert = this.db
+      .insertInto('api_keys')
+      .values({ id: key.id, account_id: key.accountId, hash: key.hash, created_at: now, expires_at: key.expiresAt })
+      .returning(['id', 'account_id', 'created_at', 'expires_at', 'revoked_at', 'last_used_at']);
     try {
-      const row = await this.db
-        .insertInto('api_keys')
-        .values({ id: key.id, account_id: key.accountId, hash: key.hash, created_at: now, expires_at: key.expiresAt })
-        .returning(['id', 'account_id', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
-        .executeTakeFirstOrThrow();
-      return toKey({ ...row, banned_until: null });
+      return toKey({ ...(await this.within(insert.executeTakeFirstOrThrow())), banned_until: null });
     } catch (error) {
       if (this.dialect.isUniqueViolation(error)) throw new ConflictError(`a key with id '${key.id}' already exists`);
       throw error;
@@ -446,7 +342,7 @@ class SqlKeys implements KeyStore {
   }
 
   async findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
-    const row = await this.db
+    const select = this.db
       .selectFrom('api_keys as k')
       .innerJoin('accounts as a', 'a.id', 'k.account_id')
       .select([
@@ -460,38 +356,48 @@ class SqlKeys implements KeyStore {
         'k.revoked_at',
         bannedUntil,
       ])
-      .where('k.hash', '=', hash)
-      .executeTakeFirst();
-    return row ? toPrincipal(row) : undefined;
+      .where('k.hash', '=', hash);
+    const row = await this.within(select.executeTakeFirst());
+    if (!row) return undefined;
+    return {
+      keyId: row.key_id,
+      accountId: toNumber(row.account_id),
+      accountName: row.account_name,
+      plan: row.plan,
+      perMinute: toNullableNumber(row.per_minute),
+      perDay: toNullableNumber(row.per_day),
+      expiresAt: toNullableNumber(row.expires_at),
+      revokedAt: toNullableNumber(row.revoked_at),
+      bannedUntil: toNullableNumber(row.banned_until),
+    };
   }
 
   async findById(id: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db
+    const select = this.db
       .selectFrom('api_keys as k')
       .select([...KEY_COLUMNS, bannedUntil])
-      .where('k.id', '=', id)
-      .executeTakeFirst();
+      .where('k.id', '=', id);
+    const row = await this.within(select.executeTakeFirst());
     return row ? toKey(row) : undefined;
   }
 
   async listForAccount(accountId: number): Promise<ApiKeyRecord[]> {
     if (!isId(accountId)) return [];
-    const rows = await this.db
+    const select = this.db
       .selectFrom('api_keys as k')
       .select([...KEY_COLUMNS, bannedUntil])
-      .where('k.account_id', '=', accountId)
-      .execute();
+      .where('k.account_id', '=', accountId);
+    const rows = await this.within(select.execute());
     // Sorted here rather than in SQL: PostgreSQL would order ids by the database's collation.
     return rows.map(toKey).sort((a, b) => a.createdAt - b.createdAt || byBytes(a.id, b.id));
   }
 
   async revoke(id: string, now: number): Promise<boolean> {
-    const result = await this.db
+    const update = this.db
       .updateTable('api_keys')
       .set({ revoked_at: sql<number>`coalesce(${sql.ref('revoked_at')}, ${now})` })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+      .where('id', '=', id);
+    return (await this.within(update.executeTakeFirst())).numUpdatedRows > 0n;
   }
 
   /**
@@ -501,7 +407,7 @@ class SqlKeys implements KeyStore {
   async recordLastUsed(lastUsed: ReadonlyMap<string, number>): Promise<void> {
     if (lastUsed.size === 0) return;
     const entries = [...lastUsed].sort(([a], [b]) => byBytes(a, b));
-    await this.db.transaction().execute(async (trx) => {
+    const update = this.db.transaction().execute(async (trx) => {
       for (const [id, at] of entries) {
         await trx
           .updateTable('api_keys')
@@ -511,49 +417,38 @@ class SqlKeys implements KeyStore {
           .execute();
       }
     });
+    await this.within(update);
   }
 }
 
-class SqlIdempotency implements IdempotencyStore {
-  private readonly db: Database;
-  constructor(db: Database) {
-    this.db = db;
-  }
-
+class SqlIdempotency extends SqlTable implements IdempotencyStore {
   async purge(before: number): Promise<number> {
-    const result = await this.db.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst();
-    return Number(result.numDeletedRows);
+    const purge = this.db.deleteFrom('idempotency_keys').where('created_at', '<', before);
+    return Number((await this.within(purge.executeTakeFirst())).numDeletedRows);
   }
 }
 
-class SqlBans implements BanStore {
-  private readonly db: Database;
-  constructor(db: Database) {
-    this.db = db;
-  }
-
+class SqlBans extends SqlTable implements BanStore {
   async ban(keyId: string, startedAt: number, until: number): Promise<void> {
-    await this.db.insertInto('key_bans').values({ key_id: keyId, started_at: startedAt, until }).execute();
+    await this.within(this.db.insertInto('key_bans').values({ key_id: keyId, started_at: startedAt, until }).execute());
   }
 
   async lift(keyId: string, now: number): Promise<boolean> {
-    const result = await this.db
+    const update = this.db
       .updateTable('key_bans')
       .set({ lifted_at: now })
       .where('key_id', '=', keyId)
       .where('lifted_at', 'is', null)
-      .where('until', '>', now)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+      .where('until', '>', now);
+    return (await this.within(update.executeTakeFirst())).numUpdatedRows > 0n;
   }
 
   async countSince(keyId: string, since: number): Promise<number> {
-    const row = await this.db
+    const count = this.db
       .selectFrom('key_bans')
       .select((eb) => eb.fn.countAll<IntegerValue>().as('count'))
       .where('key_id', '=', keyId)
-      .where('started_at', '>=', since)
-      .executeTakeFirstOrThrow();
-    return toNumber(row.count);
+      .where('started_at', '>=', since);
+    return toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
   }
 }

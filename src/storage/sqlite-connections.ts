@@ -28,10 +28,11 @@ export function lockedError(cause?: unknown): StorageUnavailableError {
   );
 }
 
-const FIRST_RETRY_MS = 2;
-const LONGEST_RETRY_MS = 25;
+/** Waits between tries while the file is locked: doubling from the first to the longest. */
+export const FIRST_RETRY_MS = 2;
+export const LONGEST_RETRY_MS = 25;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `attempt` until it does not find the database busy, sleeping on timers in between, until `deadline`. */
 export async function retryWhileBusy<T>(attempt: () => T, deadline: number): Promise<T> {
@@ -115,7 +116,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   }
 
   /** Runs a statement at once, for work that must not yield (the group commit). */
-  rowsNow<Row>(query: { readonly sql: string; readonly parameters: readonly unknown[]; readonly row?: Row }): Row[] {
+  rowsNow<Row>(query: CompiledQuery<Row>): Row[] {
     return this.prepare(query.sql).all(query.parameters) as Row[];
   }
 
@@ -142,28 +143,13 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 
 function adaptStatement(statement: StatementSync): SqliteStatement {
   statement.setReadBigInts(true);
-  const columns = statement.columns().map((column) => column.name);
-  // node:sqlite makes each row an object in dictionary mode with a hidden class of its own, so every
-  // read of a field missed V8's inline caches: mapping a 30-pet page cost 127,000 instructions
-  // (callgrind). Rows come as arrays instead, and objectRow builds them with one shape per statement.
-  statement.setReturnArrays(true);
   const values = (parameters: readonly unknown[]): SQLInputValue[] => parameters as SQLInputValue[];
-  const toRow = (row: unknown): Record<string, unknown> => objectRow(columns, row as readonly unknown[]);
   return {
-    reader: columns.length > 0,
-    all: (parameters) => statement.all(...values(parameters)).map(toRow),
+    reader: statement.columns().length > 0,
+    all: (parameters) => statement.all(...values(parameters)),
     run: (parameters) => statement.run(...values(parameters)),
-    iterate: function* (parameters) {
-      for (const row of statement.iterate(...values(parameters))) yield toRow(row);
-    },
+    iterate: (parameters) => statement.iterate(...values(parameters)),
   };
-}
-
-/** The row as an object whose keys are added in column order, so rows of one statement share a shape. */
-function objectRow(columns: readonly string[], values: readonly unknown[]): Record<string, unknown> {
-  const row: Record<string, unknown> = {};
-  for (let index = 0; index < columns.length; index += 1) row[columns[index] as string] = values[index];
-  return row;
 }
 
 export interface SqliteConnections {

@@ -8,31 +8,24 @@ import {
   completedOutcome,
   findIdempotency,
   insertPet,
-  precompile,
   SqlStore,
   storeIdempotency,
   type Database,
-  type IdempotencyRow,
   type PetCommitter,
-  type PrecompiledQuery,
   type StoreDialect,
 } from './sql-store.ts';
 import {
+  FIRST_RETRY_MS,
   isBusy,
   lockedError,
+  LONGEST_RETRY_MS,
   NodeSqliteDatabase,
   NodeSqliteDriver,
+  sleep,
   WriterLock,
   type SqliteConnections,
 } from './sqlite-connections.ts';
-import type {
-  IdempotentCreate,
-  IdempotentOutcome,
-  IdempotentResponse,
-  NewPetRecord,
-  PetRecord,
-  Store,
-} from './store.ts';
+import type { IdempotentCreate, IdempotentOutcome, NewPetRecord, PetRecord, Store } from './store.ts';
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit is on disk
@@ -149,17 +142,6 @@ class TransactionalDdlAdapter extends SqliteAdapter {
 // ---------------------------------------------------------------------------------------------
 // Group commit
 
-interface CreateArgs {
-  readonly pet: NewPetRecord;
-  readonly now: number;
-}
-
-interface StoreArgs {
-  readonly request: IdempotentCreate;
-  readonly now: number;
-  readonly response: IdempotentResponse;
-}
-
 interface PendingCreate {
   readonly pet: NewPetRecord;
   readonly now: number;
@@ -183,41 +165,16 @@ interface PendingCreate {
  * synchronous, a creation is either committed and resolved, or still queued, never in between.
  */
 class SqliteGroupCommit implements PetCommitter {
+  private readonly db: Database;
   private readonly connections: SqliteConnections;
   private readonly database: NodeSqliteDatabase;
-  private readonly insertStatement: (args: CreateArgs) => PrecompiledQuery<{ id: IntegerValue }>;
-  private readonly findStatement: (scope: IdempotentCreate) => PrecompiledQuery<IdempotencyRow>;
-  private readonly storeStatement: (args: StoreArgs) => PrecompiledQuery<unknown>;
   private pending: PendingCreate[] = [];
   private flushing: Promise<void> | undefined;
 
   constructor(db: Database, connections: SqliteConnections) {
+    this.db = db;
     this.connections = connections;
     this.database = connections.writer;
-    this.insertStatement = precompile<CreateArgs, { id: IntegerValue }>(
-      ({ pet, now }: CreateArgs) => insertPet(db, pet, now),
-      ({ pet, now }) => [pet.name, pet.categoryId, pet.status, now],
-      { pet: { name: 'name', categoryId: 1n, status: 'sold' }, now: 2 },
-    );
-    const response: IdempotentResponse = { statusCode: 201, body: 'body' };
-    const sample: IdempotentCreate = { accountId: 3, key: 'key', fingerprint: 'fp', respond: () => response };
-    this.findStatement = precompile<IdempotentCreate, IdempotencyRow>(
-      (request) => findIdempotency(db, request),
-      (request) => [request.accountId, request.key],
-      sample,
-    );
-    this.storeStatement = precompile<StoreArgs, unknown>(
-      ({ request, now, response }: StoreArgs) => storeIdempotency(db, request, now, response),
-      ({ request, now, response }) => [
-        request.accountId,
-        request.key,
-        request.fingerprint,
-        now,
-        response.statusCode,
-        response.body,
-      ],
-      { request: sample, now: 4, response },
-    );
   }
 
   async create(pet: NewPetRecord, now: number): Promise<PetRecord> {
@@ -269,7 +226,7 @@ class SqliteGroupCommit implements PetCommitter {
           delay = FIRST_RETRY_MS;
           continue;
         }
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await sleep(delay);
         delay = Math.min(delay * 2, LONGEST_RETRY_MS);
       }
     } finally {
@@ -302,17 +259,18 @@ class SqliteGroupCommit implements PetCommitter {
     return true;
   }
 
+  /** Runs inside the batch's transaction: each query is compiled and run synchronously, never awaited. */
   private apply(entry: PendingCreate): IdempotentOutcome {
     const request = entry.request;
     if (request) {
-      const completed = completedOutcome(this.database.rowsNow(this.findStatement(request))[0]);
+      const completed = completedOutcome(this.database.rowsNow(findIdempotency(this.db, request).compile())[0]);
       if (completed) return completed;
     }
-    const [row] = this.database.rowsNow(this.insertStatement(entry));
+    const [row] = this.database.rowsNow(insertPet(this.db, entry.pet, entry.now).compile());
     if (!row) throw new Error('INSERT … RETURNING returned no row');
     const pet: PetRecord = { id: Number(row.id), ...entry.pet };
     if (request) {
-      this.database.rowsNow(this.storeStatement({ request, now: entry.now, response: request.respond(pet) }));
+      this.database.rowsNow(storeIdempotency(this.db, request, entry.now, request.respond(pet)).compile());
     }
     return { state: 'created', pet };
   }
@@ -323,9 +281,6 @@ class SqliteGroupCommit implements PetCommitter {
     for (const entry of batch) settle(entry, () => how(entry));
   }
 }
-
-const FIRST_RETRY_MS = 2;
-const LONGEST_RETRY_MS = 25;
 
 function settle(entry: PendingCreate, how: () => void): void {
   clearTimeout(entry.timer);
