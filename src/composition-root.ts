@@ -64,7 +64,6 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const metrics = createMetrics({ collectProcessMetrics: options.collectProcessMetrics ?? false });
   const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
-  const accounts = new AccountService(store, clock);
   const redis =
     config.redisUrl === undefined ? undefined : await openRedisLimiter(config.redisUrl, config, clock, metrics, logger);
   const limiter: RateLimiter = redis ?? new MemoryLimiter({ now: () => clock.now() });
@@ -72,9 +71,13 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     anonymousPerMinute: config.anonLimitPerMinute,
     usagePerMinute: config.usagePerMinute,
     ban: config.ban,
-    onBan: (keyId) => keyVerifier.invalidateKey(keyId),
+    onBanned: (keyId, until) => keyVerifier.keepWhileBanned(keyId, until),
+    onBanLifted: (keyId) => keyVerifier.releaseBan(keyId),
+    onBanNotRecorded: (keyId, error) =>
+      logger.warn({ err: error.message, keyId }, 'a ban could not be recorded in storage; it holds in the limiter'),
     onRefused: (reason) => metrics.rateLimited.inc({ reason }),
   });
+  const accounts = new AccountService(store, clock, policy);
   const readiness: ReadinessCheck[] = [{ name: store.backend, check: () => store.ping() }];
   if (redis) readiness.push({ name: 'redis', check: () => redis.ping() });
   const purgeTimer = setInterval(() => void pets.purgeIdempotencyKeys().catch(() => undefined), 60 * 60 * 1000);
@@ -93,6 +96,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     limits: limitsStep(policy, clientAddressResolver(config.trustProxy)),
     async close() {
       clearInterval(purgeTimer);
+      policy.close();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
       await limiter.close();
       await keyVerifier.close().catch(() => undefined);

@@ -23,6 +23,12 @@ export interface AccountSummary {
   readonly activeKeys: number;
 }
 
+/** Where requests are judged: a lifting must end the ban there too, not only in storage. */
+export interface BanLifter {
+  /** True when a ban was in force there. */
+  liftBan(keyId: string): Promise<boolean>;
+}
+
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const DEMO_ACCOUNT = 'demo';
 
@@ -30,10 +36,12 @@ export const DEMO_ACCOUNT = 'demo';
 export class AccountService {
   private readonly store: Store;
   private readonly clock: Clock;
+  private readonly limiterBans: BanLifter | undefined;
 
-  constructor(store: Store, clock: Clock) {
+  constructor(store: Store, clock: Clock, limiterBans?: BanLifter) {
     this.store = store;
     this.clock = clock;
+    this.limiterBans = limiterBans;
   }
 
   async createAccount(name: string, choice: PlanChoice): Promise<AccountRecord> {
@@ -98,11 +106,17 @@ export class AccountService {
     return record;
   }
 
-  /** Ends the key's ban; every instance lets it through within one second. */
+  /**
+   * Ends the key's ban in storage and in the limiter: at once in this process and, through a shared
+   * limiter (Redis), on every instance; the others notice it in storage within one second.
+   */
   async liftBan(keyId: string): Promise<ApiKeyRecord> {
     const record = await this.store.keys.findById(keyId);
     if (!record) throw new NotFoundError(`no key with id '${keyId}'`);
-    if (!(await this.store.bans.lift(keyId, this.clock.now()))) throw new NotFoundError(`key '${keyId}' is not banned`);
+    const inStorage = await this.store.bans.lift(keyId, this.clock.now());
+    // Also when storage had none: a ban whose record failed lives only in the limiter.
+    const inLimiter = (await this.limiterBans?.liftBan(keyId)) ?? false;
+    if (!inStorage && !inLimiter) throw new NotFoundError(`key '${keyId}' is not banned`);
     return (await this.store.keys.findById(keyId)) ?? record;
   }
 

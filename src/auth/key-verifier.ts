@@ -38,11 +38,17 @@ const BEARER = /^bearer(?:[ \t]+(.*))?$/i;
  * Verifies `Authorization: Bearer <key>` headers. The hot path answers from an in-process cache of
  * storage lookups; an entry older than `ttlMs` is looked up again, so a
  * revocation, expiry or plan change made on any instance takes effect within `ttlMs`.
+ *
+ * A banned key's entries are the exception: they are kept until the ban ends or is lifted
+ * (keepWhileBanned, releaseBan), so its requests, all refused anyway, cost storage nothing and are
+ * refused as banned even while storage is unreachable.
  */
 export class KeyVerifier {
   private readonly cache: LRUCache<string, CacheEntry>;
   private readonly inFlight = new Map<string, Promise<KeyPrincipal | undefined>>();
   private readonly lastUsed = new Map<string, number>();
+  /** Key id → end of its ban (clock milliseconds), while this instance knows of one. */
+  private readonly bans = new Map<string, number>();
   private readonly store: KeyStore;
   private readonly clock: Clock;
   private readonly ttlMs: number;
@@ -98,7 +104,8 @@ export class KeyVerifier {
     // Keyed by the exact header: a hit skips parsing, the checksum and SHA-256 (measured: 4% of a
     // cached GET). The map lives only in this process's memory, bounded and at most ttlMs old.
     const cached = authorization === undefined ? undefined : this.cache.get(authorization);
-    if (cached && this.monotonicNow() - cached.fetchedAt < this.ttlMs) return this.judge(cached.principal);
+    if (cached && (this.monotonicNow() - cached.fetchedAt < this.ttlMs || this.isBanned(cached.principal)))
+      return this.judge(cached.principal);
     if (authorization === undefined || authorization === '') {
       return reject('missing', 'the Authorization header is missing; send Authorization: Bearer <API key>');
     }
@@ -116,7 +123,20 @@ export class KeyVerifier {
     return token;
   }
 
-  /** Forget cached answers about one key, e.g. after this instance banned it. */
+  /** Keeps the key's cached answers, however old, until `until` (the end of its ban). */
+  keepWhileBanned(keyId: string, until: number): void {
+    const now = this.clock.now();
+    for (const [banned, end] of this.bans) if (end <= now) this.bans.delete(banned);
+    this.bans.set(keyId, until);
+  }
+
+  /** The key's ban was lifted: its cached answers go, so that the next request reads it afresh. */
+  releaseBan(keyId: string): void {
+    this.bans.delete(keyId);
+    this.invalidateKey(keyId);
+  }
+
+  /** Forget cached answers about one key. */
   invalidateKey(keyId: string): void {
     const stale: string[] = [];
     for (const [authorization, entry] of this.cache.entries())
@@ -144,6 +164,11 @@ export class KeyVerifier {
     const batch = new Map(this.lastUsed);
     this.lastUsed.clear();
     await this.store.recordLastUsed(batch);
+  }
+
+  private isBanned(principal: KeyPrincipal | undefined): boolean {
+    if (principal === undefined || this.bans.size === 0) return false;
+    return (this.bans.get(principal.keyId) ?? 0) > this.clock.now();
   }
 
   private judge(principal: KeyPrincipal | undefined): Verification {

@@ -2,6 +2,10 @@
  * The limiter seam: one atomic operation per request. Implementations: memory-limiter.ts (one
  * instance) and redis-limiter.ts (shared by every instance). Windows are fixed and aligned to UTC:
  * a window of `seconds` starts at a multiple of `seconds` since the epoch (minutes, midnights).
+ *
+ * Bans live here too, beside the strikes that lead to them: the step that counts the strike which
+ * crosses the threshold also begins the ban, so every later request of that strike subject, on
+ * every instance sharing the limiter, is answered as banned at once.
  */
 export interface WindowSpec {
   readonly name: string;
@@ -33,26 +37,56 @@ export interface ConsumeResult {
    * counts cover only the requests this process saw.
    */
   readonly fallback: boolean;
+  /**
+   * The strike subject's ban, while one lasts: then the request was refused and counted nowhere
+   * (a peek only reports it). `began` is true for the one request whose strike began it.
+   */
+  readonly ban: Ban | null;
 }
+
+export interface Ban {
+  /** When the ban ends, in milliseconds since the epoch. */
+  readonly until: number;
+  readonly began: boolean;
+}
+
+/** When a strike subject is banned, and for how long. */
+export interface BanRule {
+  /** The strike that begins the ban (the first refusal is strike 1). */
+  readonly atStrike: number;
+  readonly baseMs: number;
+  /** The doubling per earlier ban (see BAN_REPEAT_MS) stops here. */
+  readonly maxMs: number;
+}
+
+/** A ban that begins within this time of the previous one's start lasts twice as long, up to the rule's maximum. */
+export const BAN_REPEAT_MS = 86_400_000;
 
 export interface ConsumeRequest {
   /** Whose quota this is, e.g. `account:42` or `address:203.0.113.9`. */
   readonly subject: string;
   readonly windows: readonly WindowSpec[];
-  /** Who is struck when refused, e.g. `key:key_abc`. */
+  /** Who is struck when refused, and whose ban is reported, e.g. `key:key_abc`. */
   readonly strikeSubject?: string;
-  /** Only report the state; count nothing (answers to a banned key). */
+  /** When the strike subject's strikes begin a ban; without it, strikes only count. */
+  readonly ban?: BanRule;
+  /** Only report the state (the strike subject's ban included); count nothing. */
   readonly peek?: boolean;
 }
 
 export interface RateLimiter {
   /**
-   * Atomically: if every window has room, count the request in all of them; otherwise count
-   * nothing and, with a strike subject, add a strike. Returns every window's state either way.
+   * Atomically: while the strike subject is banned, count nothing and report the ban. Otherwise,
+   * if every window has room, count the request in all of them; if not, count nothing and, with a
+   * strike subject, add a strike, and begin a ban when the rule says so (forgetting the strikes).
+   * Returns every window's state either way.
    */
   consume(request: ConsumeRequest, now: number): Promise<ConsumeResult>;
-  /** Forget a subject's strikes (after a ban or its lifting). */
-  clearStrikes(strikeSubject: string): Promise<void>;
+  /**
+   * Ends the subject's ban (only the one ending at `until`, when given) and forgets its strikes;
+   * the earlier bans still count toward the next one's length. True when a ban was in force.
+   */
+  liftBan(strikeSubject: string, now: number, until?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 

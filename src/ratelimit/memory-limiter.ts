@@ -1,7 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
 import {
+  BAN_REPEAT_MS,
   windowStart,
+  type Ban,
+  type BanRule,
   type ConsumeRequest,
   type ConsumeResult,
   type RateLimiter,
@@ -26,7 +29,16 @@ interface Strikes {
   readonly until: number;
 }
 
-/** What the byte budget needs of each namespace's cache (and of the strikes'), whatever it holds. */
+/** A strike subject's latest ban: its end (0 once lifted), and how many bans began since the chain's first. */
+interface BanRecord {
+  readonly until: number;
+  /** Bans in the chain, this one included: each began within BAN_REPEAT_MS of the one before. */
+  readonly count: number;
+  /** When the latest ban began. */
+  readonly since: number;
+}
+
+/** What the byte budget needs of each namespace's cache (and of the strikes' and bans'), whatever it holds. */
 interface Evictable {
   readonly calculatedSize: number;
   readonly size: number;
@@ -42,10 +54,11 @@ const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 
 export interface MemoryLimiterOptions {
   /**
-   * Most bytes all subjects and strikes may take, their keys included (default 32 MiB). Beyond it
-   * the least recently used entry of the largest namespace (the part of the subject before ':', or
-   * the strikes) is dropped: a flood of distinct or huge addresses cannot grow memory without bound,
-   * and evicts addresses rather than the accounts that use a fraction of the budget.
+   * Most bytes all subjects, strikes and bans may take, their keys included (default 32 MiB).
+   * Beyond it the least recently used entry of the largest namespace (the part of the subject
+   * before ':', or the strikes, or the bans) is dropped: a flood of distinct or huge addresses
+   * cannot grow memory without bound, and evicts addresses rather than the accounts (or the few
+   * bans) that use a fraction of the budget.
    */
   readonly maxBytes?: number;
   /** Most subjects held per namespace, on top of the byte budget; no limit unless told. */
@@ -68,6 +81,7 @@ export interface MemoryLimiterOptions {
 export class MemoryLimiter implements RateLimiter {
   private readonly namespaces = new Map<string, LRUCache<string, Subject>>();
   private readonly strikes: LRUCache<string, Strikes>;
+  private readonly bans: LRUCache<string, BanRecord>;
   private readonly maxBytes: number;
   private readonly maxSubjects: number;
   private readonly sweeper: NodeJS.Timeout;
@@ -78,6 +92,10 @@ export class MemoryLimiter implements RateLimiter {
     this.strikes = new LRUCache<string, Strikes>({
       maxSize: this.maxBytes,
       sizeCalculation: (_strikes, subject) => this.withinBudget(ENTRY_OVERHEAD_BYTES + stringBytes(subject)),
+    });
+    this.bans = new LRUCache<string, BanRecord>({
+      maxSize: this.maxBytes,
+      sizeCalculation: (_ban, subject) => this.withinBudget(ENTRY_OVERHEAD_BYTES + stringBytes(subject)),
     });
     const now = options.now ?? (() => Date.now());
     this.sweeper = setInterval(() => this.sweep(now()), options.sweepEveryMs ?? 30_000);
@@ -91,7 +109,8 @@ export class MemoryLimiter implements RateLimiter {
   async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
     const specs = request.windows;
     const counters = this.subjectOf(request.subject, specs, now).counters;
-    let allowed = !request.peek;
+    const banned = this.activeBan(request.strikeSubject, now);
+    let allowed = !request.peek && banned === undefined;
     for (const window of specs) if (currentCounter(counters, window, now).count >= window.limit) allowed = false;
     let blocked = false;
     const windows: WindowState[] = [];
@@ -109,14 +128,24 @@ export class MemoryLimiter implements RateLimiter {
       });
     }
     let strikes = 0;
-    if (!allowed && blocked && !request.peek && request.strikeSubject !== undefined) {
-      strikes = this.strike(request.strikeSubject, now, blockedUntil(windows), request.subject);
+    let ban: Ban | null = banned === undefined ? null : { until: banned.until, began: false };
+    const strikeSubject = request.strikeSubject;
+    if (!allowed && blocked && !request.peek && banned === undefined && strikeSubject !== undefined) {
+      strikes = this.strike(strikeSubject, now, blockedUntil(windows), request.subject);
+      if (request.ban !== undefined && strikes >= request.ban.atStrike)
+        ban = this.beginBan(strikeSubject, request.ban, now, request.subject);
     }
-    return { allowed, windows, strikes, fallback: false };
+    return { allowed, windows, strikes, fallback: false, ban };
   }
 
-  async clearStrikes(strikeSubject: string): Promise<void> {
+  async liftBan(strikeSubject: string, now: number, until?: number): Promise<boolean> {
+    const record = this.bans.peek(strikeSubject);
+    if (until !== undefined && record?.until !== until) return false;
     this.strikes.delete(strikeSubject);
+    if (record === undefined || record.until === 0) return false;
+    // The record stays, ended: the next ban's length still counts this one.
+    this.bans.set(strikeSubject, { ...record, until: 0 });
+    return record.until > now;
   }
 
   async close(): Promise<void> {
@@ -130,7 +159,7 @@ export class MemoryLimiter implements RateLimiter {
     return size;
   }
 
-  /** Bytes the subjects and strikes account for now, never more than maxBytes. */
+  /** Bytes the subjects, strikes and bans account for now, never more than maxBytes. */
   bytes(): number {
     let bytes = 0;
     for (const cache of this.caches()) bytes += cache.calculatedSize;
@@ -142,6 +171,25 @@ export class MemoryLimiter implements RateLimiter {
       deleteWhere(namespace, (subject) => !subject.counters.some((counter) => counter.end > now));
     }
     deleteWhere(this.strikes, (strikes) => strikes.until <= now);
+    deleteWhere(this.bans, (ban) => ban.until <= now && !repeats(ban, now));
+  }
+
+  private activeBan(strikeSubject: string | undefined, now: number): BanRecord | undefined {
+    if (strikeSubject === undefined || this.bans.size === 0) return undefined;
+    const record = this.bans.get(strikeSubject);
+    return record !== undefined && record.until > now ? record : undefined;
+  }
+
+  /** Bans the subject from now, for twice as long as its previous ban if that began within BAN_REPEAT_MS. */
+  private beginBan(strikeSubject: string, rule: BanRule, now: number, countedSubject: string): Ban {
+    const previous = this.bans.get(strikeSubject);
+    const earlier = previous !== undefined && repeats(previous, now) ? previous.count : 0;
+    const length = Math.min(rule.maxMs, rule.baseMs * 2 ** Math.min(earlier, 30));
+    const record: BanRecord = { until: now + length, count: earlier + 1, since: now };
+    this.strikes.delete(strikeSubject);
+    this.bans.set(strikeSubject, record);
+    this.shed(countedSubject, strikeSubject);
+    return { until: record.until, began: true };
   }
 
   private strike(strikeSubject: string, now: number, until: number, countedSubject: string): number {
@@ -177,13 +225,13 @@ export class MemoryLimiter implements RateLimiter {
 
   /**
    * Drops least recently used entries until the budget holds, each from whichever namespace (or the
-   * strikes) holds the most bytes, never the subject or strike being used by this request.
+   * strikes, or the bans) holds the most bytes, never the subject, strike or ban used by this request.
    */
   private shed(keepSubject: string, keepStrike: string | undefined): void {
     while (this.bytes() > this.maxBytes) {
       let largest: Evictable | undefined;
       for (const cache of this.caches()) {
-        const keep = cache === this.strikes ? keepStrike : keepSubject;
+        const keep = cache === this.strikes || cache === this.bans ? keepStrike : keepSubject;
         if (evictable(cache, keep) && cache.calculatedSize > (largest?.calculatedSize ?? -1)) largest = cache;
       }
       // Nothing but what this request uses is left: a budget smaller than it.
@@ -215,6 +263,7 @@ export class MemoryLimiter implements RateLimiter {
   private *caches(): Iterable<Evictable> {
     yield* this.namespaces.values();
     yield this.strikes;
+    yield this.bans;
   }
 }
 
@@ -251,6 +300,11 @@ function currentCounter(counters: Counter[], window: WindowSpec, now: number): C
     counter.count = 0;
   }
   return counter;
+}
+
+/** Whether a ban beginning now would follow this one within BAN_REPEAT_MS, and so last longer. */
+function repeats(ban: BanRecord, now: number): boolean {
+  return ban.since >= now - BAN_REPEAT_MS;
 }
 
 /** When the last of the full windows ends. */

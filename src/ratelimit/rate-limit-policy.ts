@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { BanStore, KeyPrincipal } from '../storage/store.ts';
-import type { ConsumeRequest, ConsumeResult, RateLimiter, WindowSpec, WindowState } from './limiter.ts';
+import type { BanRule, ConsumeRequest, ConsumeResult, RateLimiter, WindowSpec, WindowState } from './limiter.ts';
 import { limitsFor, type PlanLimits } from './plans.ts';
 import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
 
@@ -38,12 +38,19 @@ export interface RateLimitPolicyOptions {
   /** Requests per minute per account to GET /v1/usage, counted apart from the account's windows. */
   readonly usagePerMinute: number;
   readonly ban: BanSettings;
-  /** Called when this instance bans a key, so cached verdicts about it are dropped. */
-  readonly onBan: (keyId: string) => void;
+  /** Called when this instance learns that a key is banned until `until`: its verdict may be kept until then. */
+  readonly onBanned: (keyId: string, until: number) => void;
+  /** Called when a ban this instance knew of was lifted: what was kept about the key must go. */
+  readonly onBanLifted: (keyId: string) => void;
+  /** Called when a ban could not be written to storage; it holds in the limiter all the same. */
+  readonly onBanNotRecorded?: (keyId: string, error: Error) => void;
   readonly onRefused?: (reason: 'rate_limited' | 'key_banned') => void;
+  /** How often storage is asked about liftings while this instance knows of bans; default 1000 ms. */
+  readonly liftCheckEveryMs?: number;
 }
 
-const DAY_MS = 86_400_000;
+/** Most bans one look at storage asks about; more wait for the next look. */
+const LIFT_CHECK_BATCH = 500;
 
 /** What a cached principal's requests consume, built once instead of per request. */
 interface PreparedPrincipal {
@@ -69,13 +76,21 @@ export function accountQuota(
 /**
  * Decides, per request, whether it may proceed: per-account minute and day windows for keys,
  * a per-address minute window for everything without a valid key, and temporary bans of keys that
- * keep sending after a 429. The counting itself is the limiter's single atomic operation.
+ * keep sending after a 429. The counting itself is the limiter's single atomic operation, and so is
+ * the beginning of a ban: the limiter answers every later request of the key as banned, on every
+ * instance that shares it. Storage keeps a record of each ban (history, listing, lifting by an
+ * operator); a banned key's requests never wait for it.
  */
 export class RateLimitPolicy {
   private readonly limiter: RateLimiter;
   private readonly bans: BanStore;
   private readonly clock: Clock;
   private readonly options: RateLimitPolicyOptions;
+  private readonly banRule: BanRule;
+  /** Bans this instance has answered with, by key id: their ends. Storage is asked which were lifted. */
+  private readonly held = new Map<string, number>();
+  private liftCheck: NodeJS.Timeout | undefined;
+  private checkingLifts = false;
   private readonly anonymousWindows: readonly WindowSpec[];
   private readonly anonymousPolicy: string;
   private readonly usageWindows: readonly WindowSpec[];
@@ -87,6 +102,11 @@ export class RateLimitPolicy {
     this.bans = bans;
     this.clock = clock;
     this.options = options;
+    this.banRule = {
+      atStrike: options.ban.threshold + 2,
+      baseMs: options.ban.baseSeconds * 1000,
+      maxMs: options.ban.maxSeconds * 1000,
+    };
     this.anonymousWindows = [{ name: 'minute', limit: options.anonymousPerMinute, seconds: 60 }];
     this.anonymousPolicy = policyField(this.anonymousWindows);
     this.usageWindows = [{ name: 'minute', limit: options.usagePerMinute, seconds: 60 }];
@@ -109,9 +129,9 @@ export class RateLimitPolicy {
     const prepared = this.prepared(principal);
     const state = await this.limiter.consume(prepared.peeked, now);
     const fields = rateLimitFields(state.windows, now, prepared.policy);
-    const until = principal.bannedUntil;
-    if (until === null || until <= now)
-      return { kind: 'allow', fields, standing: { windows: state.windows, ban: null } };
+    const until = Math.max(this.knownBan(principal), state.ban?.until ?? 0);
+    if (until <= now) return { kind: 'allow', fields, standing: { windows: state.windows, ban: null } };
+    this.hold(principal.keyId, until);
     const ban = { until, retryAfterSeconds: secondsUntil(until, now) };
     return { kind: 'allow', fields: bannedFields(fields, until), standing: { windows: state.windows, ban } };
   }
@@ -120,15 +140,36 @@ export class RateLimitPolicy {
   async forKey(principal: KeyPrincipal): Promise<LimitVerdict> {
     const now = this.clock.now();
     const prepared = this.prepared(principal);
-    const bannedUntil = principal.bannedUntil;
-    if (bannedUntil !== null && bannedUntil > now) {
+    // A ban the limiter may not know: recorded in storage before this process started, or held
+    // by a shared limiter that is unreachable now.
+    const known = this.knownBan(principal);
+    if (known > now) {
       const state = await this.limiter.consume(prepared.peeked, now);
-      return this.banned(state, prepared.policy, bannedUntil, now);
+      return this.banned(principal.keyId, state, prepared.policy, Math.max(known, state.ban?.until ?? 0), now);
     }
     const result = await this.limiter.consume(prepared.counted, now);
     // Allowed is the common answer, given here rather than through another async call.
     if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, prepared.policy) };
-    return this.refuse(principal, prepared.policy, result, now);
+    const ban = result.ban;
+    if (ban === null) return this.limited(result, prepared.policy, now, `${principal.plan} plan`);
+    // Exactly one request, on whichever instance, began the ban: it records it.
+    if (ban.began) await this.record(principal.keyId, now, ban.until);
+    return this.banned(principal.keyId, result, prepared.policy, ban.until, now);
+  }
+
+  /**
+   * Ends a key's ban in the limiter and forgets what this instance kept about it (an operator's
+   * lifting, after storage's). True when the limiter held a ban in force.
+   */
+  async liftBan(keyId: string): Promise<boolean> {
+    const lifted = await this.limiter.liftBan(strikeSubjectOf(keyId), this.clock.now());
+    this.held.delete(keyId);
+    this.options.onBanLifted(keyId);
+    return lifted;
+  }
+
+  close(): void {
+    this.stopLiftCheck();
   }
 
   /** Counts a request without a valid key against its client address. */
@@ -148,32 +189,16 @@ export class RateLimitPolicy {
     return this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address');
   }
 
-  /** A counted request of a verified key that its account's windows refused: limited, or banned. */
-  private async refuse(
-    principal: KeyPrincipal,
-    policy: string,
-    result: ConsumeResult,
-    now: number,
-  ): Promise<LimitVerdict> {
-    // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
-    // Strikes are counted atomically, so exactly one request (on any instance) sees the crossing
-    // and writes the ban; the rest of a burst in flight meanwhile are refused as rate_limited.
-    if (result.strikes === this.options.ban.threshold + 2) {
-      const until = await this.ban(principal.keyId, now);
-      await this.limiter.clearStrikes(`key:${principal.keyId}`);
-      return this.banned(result, policy, until, now);
-    }
-    return this.limited(result, policy, now, `${principal.plan} plan`);
-  }
-
   /** Subjects, windows and policy of a principal, built once per cached principal instead of per request. */
   private prepared(principal: KeyPrincipal): PreparedPrincipal {
     let prepared = this.preparedPrincipals.get(principal);
     if (!prepared) {
       const { subject, windows } = accountQuota(principal.accountId, limitsFor(principal));
+      // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
+      const strikeSubject = strikeSubjectOf(principal.keyId);
       prepared = {
-        counted: { subject, windows, strikeSubject: `key:${principal.keyId}` },
-        peeked: { subject, windows, peek: true },
+        counted: { subject, windows, strikeSubject, ban: this.banRule },
+        peeked: { subject, windows, strikeSubject, peek: true },
         policy: policyField(windows),
       };
       this.preparedPrincipals.set(principal, prepared);
@@ -181,14 +206,78 @@ export class RateLimitPolicy {
     return prepared;
   }
 
-  private async ban(keyId: string, now: number): Promise<number> {
-    const { baseSeconds, maxSeconds } = this.options.ban;
-    const earlier = await this.bans.countSince(keyId, now - DAY_MS);
-    const seconds = Math.min(maxSeconds, baseSeconds * 2 ** Math.min(earlier, 30));
-    const until = now + seconds * 1000;
-    await this.bans.ban(keyId, now, until);
-    this.options.onBan(keyId);
-    return until;
+  /** The end of the key's ban as storage said when the key was read, or as this instance last answered. */
+  private knownBan(principal: KeyPrincipal): number {
+    const stored = principal.bannedUntil ?? 0;
+    if (this.held.size === 0) return stored;
+    const held = this.held.get(principal.keyId) ?? 0;
+    return held > stored ? held : stored;
+  }
+
+  /** Writes the ban to storage. The limiter holds it whatever happens here, so a failure is only reported. */
+  private async record(keyId: string, startedAt: number, until: number): Promise<void> {
+    try {
+      await this.bans.ban(keyId, startedAt, until);
+    } catch (error) {
+      this.options.onBanNotRecorded?.(keyId, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** Keeps the ban in mind until it ends or storage says it was lifted. */
+  private hold(keyId: string, until: number): void {
+    if (this.held.get(keyId) === until) return;
+    this.held.set(keyId, until);
+    this.options.onBanned(keyId, until);
+    if (this.liftCheck === undefined) {
+      this.liftCheck = setInterval(() => void this.checkLifts(), this.options.liftCheckEveryMs ?? 1000);
+      this.liftCheck.unref();
+    }
+  }
+
+  /**
+   * One storage query for the bans this instance holds: those an operator lifted (maybe from
+   * another process) end here too, and in the limiter. Storage unreachable: every ban holds.
+   */
+  private async checkLifts(): Promise<void> {
+    if (this.checkingLifts) return;
+    const now = this.clock.now();
+    for (const [keyId, until] of this.held) if (until <= now) this.held.delete(keyId);
+    if (this.held.size === 0) {
+      this.stopLiftCheck();
+      return;
+    }
+    this.checkingLifts = true;
+    try {
+      const asked: { keyId: string; until: number }[] = [];
+      for (const [keyId, until] of this.held) {
+        if (asked.length === LIFT_CHECK_BATCH) break;
+        asked.push({ keyId, until });
+      }
+      // The bans asked about go to the back of the line, so that every ban is asked about in turn.
+      for (const { keyId, until } of asked) {
+        this.held.delete(keyId);
+        this.held.set(keyId, until);
+      }
+      const lifted = new Set(await this.bans.liftedAmong(asked));
+      for (const { keyId, until } of asked) if (lifted.has(keyId)) await this.endLifted(keyId, until);
+    } catch {
+      // Storage is unreachable: nothing is known to be lifted.
+    } finally {
+      this.checkingLifts = false;
+    }
+  }
+
+  private async endLifted(keyId: string, until: number): Promise<void> {
+    // A ban that began since is not the one lifted.
+    if (this.held.get(keyId) !== until) return;
+    this.held.delete(keyId);
+    this.options.onBanLifted(keyId);
+    await this.limiter.liftBan(strikeSubjectOf(keyId), this.clock.now(), until);
+  }
+
+  private stopLiftCheck(): void {
+    clearInterval(this.liftCheck);
+    this.liftCheck = undefined;
   }
 
   private limited(result: ConsumeResult, policy: string, now: number, scope: string): Refusal {
@@ -205,7 +294,8 @@ export class RateLimitPolicy {
     };
   }
 
-  private banned(result: ConsumeResult, policy: string, until: number, now: number): Refusal {
+  private banned(keyId: string, result: ConsumeResult, policy: string, until: number, now: number): Refusal {
+    this.hold(keyId, until);
     const fields = rateLimitFields(result.windows, now, policy);
     const retryAfterSeconds = secondsUntil(until, now);
     this.options.onRefused?.('key_banned');
@@ -218,6 +308,10 @@ export class RateLimitPolicy {
         `retry after ${retryAfterSeconds} s`,
     };
   }
+}
+
+function strikeSubjectOf(keyId: string): string {
+  return `key:${keyId}`;
 }
 
 /** While a key is banned, its X-RateLimit fields say nothing is left until the ban ends. */

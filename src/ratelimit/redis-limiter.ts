@@ -1,13 +1,22 @@
 import { Redis, type Result } from 'ioredis';
 import { settleWithin } from '../deadline.ts';
 import { LogThrottle } from '../log-throttle.ts';
-import { windowStart, type ConsumeRequest, type ConsumeResult, type RateLimiter, type WindowState } from './limiter.ts';
+import {
+  BAN_REPEAT_MS,
+  windowStart,
+  type ConsumeRequest,
+  type ConsumeResult,
+  type RateLimiter,
+  type WindowState,
+} from './limiter.ts';
 import type { MemoryLimiter } from './memory-limiter.ts';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** CONSUME_SCRIPT: numberOfKeys, then the window keys (and the strike key), then its ARGV. */
+    /** CONSUME_SCRIPT: numberOfKeys, then the window keys (and the strike and ban keys), then its ARGV. */
     petstoreRateLimitConsume(...args: (string | number)[]): Result<unknown, Context>;
+    /** LIFT_SCRIPT: 2, the strike key, the ban key, now, the ban's end or ''. */
+    petstoreRateLimitLift(...args: (string | number)[]): Result<unknown, Context>;
   }
 }
 
@@ -15,41 +24,54 @@ declare module 'ioredis' {
  * One request's check-and-count, atomically in Redis (scripts run without interleaving).
  *
  * KEYS[1..n]: the counter of each window, `<prefix>rl:<subject>:<window>:<windowStart>`;
- * KEYS[n+1], when present: the strike record `<prefix>strike:<strikeSubject>`, a hash {count, until}.
- * ARGV: now, peek (1/0), slack ms, then per window: limit, window end (ms).
+ * KEYS[n+1], KEYS[n+2], when present: the strike record `<prefix>strike:<strikeSubject>`, a hash
+ * {count, until}, and the ban record `<prefix>ban:<strikeSubject>`, a hash {until, count, since}
+ * (the latest ban's end, 0 once lifted; the bans in its chain; when it began).
+ * ARGV: now, peek (1/0), slack ms, the strike that bans (0: none), ban base ms, ban max ms, then
+ * per window: limit, window end (ms).
  *
  * Time is the caller's `now` (its injected clock), never Redis TIME, so instances agree and
  * manual clocks work. For the same reason expiries are relative (PEXPIRE of "window end - now +
  * slack"): they only collect garbage, and an absolute PEXPIREAT taken from a clock that is not
  * Redis's own could delete a live key at once. Counter keys carry their window's start, and the
- * strike record carries its own `until`, so correctness never depends on when Redis expires a key.
+ * strike and ban records carry their own times, so correctness never depends on when Redis expires
+ * a key.
  *
- * Returns {allowed (1/0), strikes, count of window 1 … n} (counts after this request).
+ * Returns {allowed (1/0), strikes, ban end (0: none), ban began (1/0), count of window 1 … n}
+ * (counts after this request).
  */
 const CONSUME_SCRIPT = `
 local now = tonumber(ARGV[1])
 local peek = ARGV[2] == '1'
 local slack = tonumber(ARGV[3])
-local n = (#ARGV - 3) / 2
+local banAt = tonumber(ARGV[4])
+local n = (#ARGV - 6) / 2
+local struck = #KEYS > n
 local counts = {}
 local allowed = not peek
+local banUntil = 0
+local banBegan = 0
+if struck then
+  banUntil = tonumber(redis.call('HGET', KEYS[n + 2], 'until') or '0')
+  if banUntil > now then allowed = false else banUntil = 0 end
+end
 for i = 1, n do
   local count = tonumber(redis.call('GET', KEYS[i]) or '0')
   counts[i] = count
-  if count >= tonumber(ARGV[2 + 2 * i]) then allowed = false end
+  if count >= tonumber(ARGV[5 + 2 * i]) then allowed = false end
 end
 if allowed then
   for i = 1, n do
     counts[i] = redis.call('INCR', KEYS[i])
-    redis.call('PEXPIRE', KEYS[i], math.max(1, tonumber(ARGV[3 + 2 * i]) - now + slack))
+    redis.call('PEXPIRE', KEYS[i], math.max(1, tonumber(ARGV[6 + 2 * i]) - now + slack))
   end
 end
 local strikes = 0
-if not allowed and not peek and #KEYS > n then
+if not allowed and not peek and struck and banUntil == 0 then
   local blockedUntil = nil
   for i = 1, n do
-    local resetAt = tonumber(ARGV[3 + 2 * i])
-    if counts[i] >= tonumber(ARGV[2 + 2 * i]) and (blockedUntil == nil or resetAt > blockedUntil) then
+    local resetAt = tonumber(ARGV[6 + 2 * i])
+    if counts[i] >= tonumber(ARGV[5 + 2 * i]) and (blockedUntil == nil or resetAt > blockedUntil) then
       blockedUntil = resetAt
     end
   end
@@ -64,13 +86,44 @@ if not allowed and not peek and #KEYS > n then
   else
     strikes = 1
   end
-  redis.call('HSET', key, 'count', strikes, 'until', string.format('%d', untilAt))
-  local ttl = math.max(1, untilAt - now + slack)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, string.format('%d', ttl)) end
+  if banAt > 0 and strikes >= banAt then
+    local banKey = KEYS[n + 2]
+    local chain = redis.call('HMGET', banKey, 'count', 'since')
+    local earlier = 0
+    local since = tonumber(chain[2])
+    if since and since >= now - ${BAN_REPEAT_MS} then earlier = tonumber(chain[1]) or 0 end
+    local length = math.min(tonumber(ARGV[6]), tonumber(ARGV[5]) * 2 ^ math.min(earlier, 30))
+    banUntil = now + length
+    banBegan = 1
+    redis.call('DEL', key)
+    local began = string.format('%d', now)
+    redis.call('HSET', banKey, 'until', string.format('%d', banUntil), 'count', earlier + 1, 'since', began)
+    redis.call('PEXPIRE', banKey, string.format('%d', math.max(length, ${BAN_REPEAT_MS}) + slack))
+  else
+    redis.call('HSET', key, 'count', strikes, 'until', string.format('%d', untilAt))
+    local ttl = math.max(1, untilAt - now + slack)
+    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, string.format('%d', ttl)) end
+  end
 end
-local result = { allowed and 1 or 0, strikes }
-for i = 1, n do result[2 + i] = counts[i] end
+local result = { allowed and 1 or 0, strikes, banUntil, banBegan }
+for i = 1, n do result[4 + i] = counts[i] end
 return result
+`;
+
+/**
+ * Ends a ban: KEYS[1] the strike record, KEYS[2] the ban record; ARGV: now, and the end of the ban
+ * to lift or '' for whichever. The ban record keeps its chain (count, since) for the next ban's
+ * length. Returns 1 when a ban was in force, 0 otherwise (and changes nothing when the ban named
+ * by ARGV[2] is not the current one).
+ */
+const LIFT_SCRIPT = `
+local banUntil = tonumber(redis.call('HGET', KEYS[2], 'until') or '0')
+if ARGV[2] ~= '' and banUntil ~= tonumber(ARGV[2]) then return 0 end
+redis.call('DEL', KEYS[1])
+if banUntil == 0 then return 0 end
+redis.call('HSET', KEYS[2], 'until', '0')
+if banUntil > tonumber(ARGV[1]) then return 1 end
+return 0
 `;
 
 /** Extra lifetime of keys past their window's end, for clocks of instances that disagree a little. */
@@ -103,7 +156,7 @@ export interface RedisLimiterOptions {
 }
 
 /**
- * Counters and strikes in Redis, shared by every instance: exactly one round trip (one script)
+ * Counters, strikes and bans in Redis, shared by every instance: exactly one round trip (one script)
  * per request, so admission is exact across instances. While Redis is unreachable or slower than
  * `timeoutMs`, requests are limited by the in-process fallback and never fail; each request tries
  * Redis first, so it is used again as soon as it answers.
@@ -140,6 +193,7 @@ export class RedisLimiter implements RateLimiter {
       retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     });
     this.redis.defineCommand('petstoreRateLimitConsume', { lua: CONSUME_SCRIPT });
+    this.redis.defineCommand('petstoreRateLimitLift', { lua: LIFT_SCRIPT });
     this.firstConnection = new Promise((resolve) => {
       const settle = (): void => {
         this.redis.off('ready', settle).off('error', settle).off('end', settle);
@@ -171,13 +225,22 @@ export class RedisLimiter implements RateLimiter {
     return result;
   }
 
-  async clearStrikes(strikeSubject: string): Promise<void> {
-    // Strikes counted while Redis was away live in the fallback.
-    await this.fallback.clearStrikes(strikeSubject);
+  async liftBan(strikeSubject: string, now: number, until?: number): Promise<boolean> {
+    // Strikes and bans counted while Redis was away live in the fallback.
+    const inFallback = await this.fallback.liftBan(strikeSubject, now, until);
     try {
-      await settleWithin(this.redis.del(this.strikeKey(strikeSubject)), this.timeoutMs, this.timedOut);
+      await this.firstConnection;
+      const lifted = this.redis.petstoreRateLimitLift(
+        2,
+        this.strikeKey(strikeSubject),
+        this.banKey(strikeSubject),
+        String(now),
+        until === undefined ? '' : String(until),
+      );
+      return (await settleWithin(lifted, this.timeoutMs, this.timedOut)) === 1 || inFallback;
     } catch {
-      // Unreachable: the strikes in Redis expire with their windows; the failures are already reported by consume.
+      // Unreachable: the instances holding the ban notice its lifting in storage and lift it here later.
+      return inFallback;
     }
   }
 
@@ -207,7 +270,15 @@ export class RedisLimiter implements RateLimiter {
       throw new Error(`Redis is unreachable (${reason})`, { cause: this.lastConnectionError });
     }
     const keys: string[] = [];
-    const args: string[] = [String(now), request.peek ? '1' : '0', String(EXPIRY_SLACK_MS)];
+    const rule = request.ban;
+    const args: string[] = [
+      String(now),
+      request.peek ? '1' : '0',
+      String(EXPIRY_SLACK_MS),
+      String(rule?.atStrike ?? 0),
+      String(rule?.baseMs ?? 0),
+      String(rule?.maxMs ?? 0),
+    ];
     const resets: number[] = [];
     for (const window of request.windows) {
       const start = windowStart(now, window.seconds);
@@ -216,21 +287,33 @@ export class RedisLimiter implements RateLimiter {
       args.push(String(window.limit), String(resetAt));
       resets.push(resetAt);
     }
-    if (request.strikeSubject !== undefined) keys.push(this.strikeKey(request.strikeSubject));
+    if (request.strikeSubject !== undefined)
+      keys.push(this.strikeKey(request.strikeSubject), this.banKey(request.strikeSubject));
     const reply = await this.redis.petstoreRateLimitConsume(keys.length, ...keys, ...args);
     const numbers = parseReply(reply, request.windows.length);
     const windows: WindowState[] = request.windows.map((window, index) => ({
       name: window.name,
       limit: window.limit,
-      remaining: Math.max(0, window.limit - (numbers[2 + index] as number)),
+      remaining: Math.max(0, window.limit - (numbers[4 + index] as number)),
       resetAt: resets[index] as number,
       seconds: window.seconds,
     }));
-    return { allowed: numbers[0] === 1, windows, strikes: numbers[1] as number, fallback: false };
+    const banUntil = numbers[2] as number;
+    return {
+      allowed: numbers[0] === 1,
+      windows,
+      strikes: numbers[1] as number,
+      fallback: false,
+      ban: banUntil === 0 ? null : { until: banUntil, began: numbers[3] === 1 },
+    };
   }
 
   private strikeKey(strikeSubject: string): string {
     return `${this.keyPrefix}strike:${strikeSubject}`;
+  }
+
+  private banKey(strikeSubject: string): string {
+    return `${this.keyPrefix}ban:${strikeSubject}`;
   }
 
   private fellBack(error: Error): void {
@@ -246,7 +329,7 @@ export class RedisLimiter implements RateLimiter {
 }
 
 function parseReply(reply: unknown, windowCount: number): number[] {
-  if (!Array.isArray(reply) || reply.length !== 2 + windowCount || !reply.every((value) => typeof value === 'number')) {
+  if (!Array.isArray(reply) || reply.length !== 4 + windowCount || !reply.every((value) => typeof value === 'number')) {
     throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
   }
   return reply as number[];

@@ -29,6 +29,7 @@ import type {
   PetRecord,
   PetStore,
   Plan,
+  RecordedBan,
   Store,
 } from './store.ts';
 
@@ -450,5 +451,16 @@ class SqlBans extends SqlTable implements BanStore {
       .where('key_id', '=', keyId)
       .where('started_at', '>=', since);
     return toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
+  }
+
+  async liftedAmong(bans: readonly RecordedBan[]): Promise<string[]> {
+    if (bans.length === 0) return [];
+    const lifted = this.db
+      .selectFrom('key_bans')
+      .select('key_id')
+      .where('lifted_at', 'is not', null)
+      .where((eb) => eb.or(bans.map((ban) => eb.and([eb('key_id', '=', ban.keyId), eb('until', '=', ban.until)]))));
+    const rows = await this.within(lifted.execute());
+    return [...new Set(rows.map((row) => row.key_id))];
   }
 }

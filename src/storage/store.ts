@@ -170,6 +170,16 @@ export interface BanStore {
   ban(keyId: string, startedAt: number, until: number): Promise<void>;
   /** Ends the key's active bans; false when it had none. */
   lift(keyId: string, now: number): Promise<boolean>;
-  /** Bans of the key that started at or after `since`, lifted or not (for escalation). */
+  /** Bans of the key that started at or after `since`, lifted or not. */
   countSince(keyId: string, since: number): Promise<number>;
+  /**
+   * Of these bans (a key and the end its ban was recorded with), the keys whose ban was lifted: one
+   * query, for the instances that hold bans to notice a lifting made by another process.
+   */
+  liftedAmong(bans: readonly RecordedBan[]): Promise<string[]>;
+}
+
+export interface RecordedBan {
+  readonly keyId: string;
+  readonly until: number;
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type {
+  BanRule,
   ConsumeRequest,
   ConsumeResult,
   RateLimiter,
@@ -294,17 +295,17 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       assert.equal((await limiter.consume(request, tomorrow)).strikes, 1);
     });
 
-    it('clearStrikes forgets a subject’s strikes', async () => {
+    it('liftBan forgets a subject’s strikes, even without a ban', async () => {
       const strikeSubject = unique('key');
       const request: ConsumeRequest = { subject: unique('account'), windows: windows(1, 100), strikeSubject };
       await limiter.consume(request, MID_MINUTE);
       await consumeMany(request, MID_MINUTE, 5);
-      await limiter.clearStrikes(strikeSubject);
+      assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE), false, 'no ban was in force');
       const result = await limiter.consume(request, MID_MINUTE);
       assert.equal(result.allowed, false);
       assert.equal(result.strikes, 1);
-      // Clearing an unknown subject is harmless.
-      await limiter.clearStrikes(unique('key'));
+      // Lifting for an unknown subject is harmless.
+      assert.equal(await limiter.liftBan(unique('key'), MID_MINUTE), false);
     });
 
     it('peek reports the state and counts nothing, not even strikes', async () => {
@@ -333,6 +334,147 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       const refused = await limiter.consume({ subject, windows: spec, strikeSubject }, MID_MINUTE);
       assert.equal(refused.allowed, false);
       assert.equal(refused.strikes, 1, 'peeks struck nobody');
+    });
+
+    describe('bans', () => {
+      const RULE: BanRule = { atStrike: 3, baseMs: 60_000, maxMs: 150_000 };
+
+      /** Fills a limit-1 minute and strikes until the rule bans; returns the ban-beginning result. */
+      async function driveToBan(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
+        assert.equal((await limiter.consume(request, now)).allowed, true);
+        const refused = await consumeMany(request, now, RULE.atStrike);
+        assert.deepEqual(
+          refused.map((result) => [result.strikes, result.ban?.began ?? null]),
+          [
+            [1, null],
+            [2, null],
+            [3, true],
+          ],
+        );
+        return refused[2] as ConsumeResult;
+      }
+
+      it('reports no ban until the rule’s strike, then begins one and reports it to every later request', async () => {
+        const subject = unique('account');
+        const strikeSubject = unique('key');
+        const request: ConsumeRequest = { subject, windows: windows(1, 100), strikeSubject, ban: RULE };
+        const admitted = await limiter.consume(request, MID_MINUTE);
+        assert.equal(admitted.ban, null);
+        const began = (await driveToBan({ ...request, subject: unique('account') }, MID_MINUTE)).ban;
+        assert.deepEqual(began, { until: MID_MINUTE + 60_000, began: true });
+        for (const now of [MID_MINUTE, MID_MINUTE + 1000, nextMinute(MID_MINUTE), MID_MINUTE + 59_999]) {
+          // Even where the windows have room: the ban comes first, and nothing is counted.
+          const banned = await limiter.consume(request, now);
+          assert.equal(banned.allowed, false);
+          assert.equal(banned.strikes, 0, 'a banned request is no strike');
+          assert.deepEqual(banned.ban, { until: MID_MINUTE + 60_000, began: false });
+        }
+        const peeked = await limiter.consume(
+          { subject, windows: windows(1, 100), strikeSubject, peek: true },
+          MID_MINUTE,
+        );
+        assert.deepEqual(peeked.ban, { until: MID_MINUTE + 60_000, began: false }, 'a peek reports the ban');
+        assert.equal(stateOf(peeked, 'day').remaining, 99, 'the banned requests counted nowhere');
+        // The ban concerns the strike subject only: the counted subject and other strike subjects go on.
+        const other = await limiter.consume(
+          { subject, windows: windows(1, 100), strikeSubject: unique('key'), ban: RULE },
+          nextMinute(MID_MINUTE),
+        );
+        assert.equal(other.allowed, true);
+        assert.equal(other.ban, null);
+        // At its end the ban is over.
+        const after = await limiter.consume(request, MID_MINUTE + 2 * MINUTE_MS);
+        assert.equal(after.allowed, true);
+        assert.equal(after.ban, null);
+      });
+
+      it('begins one ban in a burst of 150 concurrent requests: 60 admitted, 11 struck, 79 banned', async () => {
+        const rule: BanRule = { atStrike: 12, baseMs: 900_000, maxMs: 86_400_000 };
+        const request: ConsumeRequest = {
+          subject: unique('account'),
+          windows: windows(60, 1000),
+          strikeSubject: unique('key'),
+          ban: rule,
+        };
+        const results = await Promise.all(Array.from({ length: 150 }, () => limiter.consume(request, MID_MINUTE)));
+        assert.equal(results.filter((result) => result.allowed).length, 60);
+        const struck = results.filter((result) => !result.allowed && result.ban === null);
+        assert.deepEqual(
+          struck.map((result) => result.strikes).sort((a, b) => a - b),
+          Array.from({ length: 11 }, (_, i) => i + 1),
+        );
+        assert.equal(results.filter((result) => result.ban?.began === true).length, 1);
+        const banned = results.filter((result) => result.ban !== null);
+        assert.equal(banned.length, 79);
+        assert.deepEqual([...new Set(banned.map((result) => result.ban?.until))], [MID_MINUTE + 900_000]);
+        assert.equal(stateOf(await limiter.consume({ ...request, peek: true }, MID_MINUTE), 'day').remaining, 940);
+      });
+
+      it('doubles a ban beginning within 24 h of the previous one, up to the maximum, then starts over', async () => {
+        const strikeSubject = unique('key');
+        let now = MID_MINUTE;
+        const lengths: number[] = [];
+        for (let round = 0; round < 4; round += 1) {
+          const request: ConsumeRequest = {
+            subject: unique('account'),
+            windows: windows(1, 100),
+            strikeSubject,
+            ban: RULE,
+          };
+          const ban = (await driveToBan(request, now)).ban;
+          assert.ok(ban);
+          lengths.push(ban.until - now);
+          now = ban.until + 1000;
+        }
+        assert.deepEqual(lengths, [60_000, 120_000, 150_000, 150_000]);
+        // The last ban began more than 24 hours ago: back to the base length.
+        now += DAY_MS;
+        const request: ConsumeRequest = {
+          subject: unique('account'),
+          windows: windows(1, 100),
+          strikeSubject,
+          ban: RULE,
+        };
+        assert.equal((await driveToBan(request, now)).ban?.until, now + 60_000);
+      });
+
+      it('liftBan ends the ban in force (only the one named, if named) and keeps its count for the next', async () => {
+        const strikeSubject = unique('key');
+        const request: ConsumeRequest = {
+          subject: unique('account'),
+          windows: windows(1, 100),
+          strikeSubject,
+          ban: RULE,
+        };
+        const ban = (await driveToBan(request, MID_MINUTE)).ban;
+        assert.ok(ban);
+        const until = ban.until;
+        assert.equal(until, MID_MINUTE + 60_000);
+        assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE + 1000, until + 1), false, 'another ban');
+        assert.notEqual((await limiter.consume(request, MID_MINUTE + 1000)).ban, null, 'still banned');
+        assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE + 1000, until), true);
+        const lifted = await limiter.consume(request, MID_MINUTE + 1000);
+        assert.equal(lifted.ban, null);
+        assert.equal(lifted.allowed, false, 'the minute is still full');
+        assert.equal(lifted.strikes, 1, 'the strikes before the ban are gone');
+        assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE + 1000), false, 'nothing left to lift');
+        // The lifted ban still counts: the next one within 24 hours lasts twice as long.
+        const later = nextMinute(MID_MINUTE) + 1000;
+        const next = await driveToBan({ ...request, subject: unique('account') }, later);
+        assert.equal(next.ban?.until, later + 120_000);
+      });
+
+      it('strikes without a rule never ban', async () => {
+        const request: ConsumeRequest = {
+          subject: unique('account'),
+          windows: windows(1, 100),
+          strikeSubject: unique('key'),
+        };
+        await limiter.consume(request, MID_MINUTE);
+        const refused = await consumeMany(request, MID_MINUTE, 20);
+        assert.ok(refused.every((result) => result.ban === null));
+        assert.equal(refused.at(-1)?.strikes, 20);
+      });
     });
   });
 }

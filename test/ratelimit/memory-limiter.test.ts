@@ -142,6 +142,26 @@ describe('MemoryLimiter: memory bound', () => {
     }
   });
 
+  it('accounts a ban in the budget, and sweeps it once it is over and no longer lengthens the next', async () => {
+    const limiter = new MemoryLimiter();
+    try {
+      const one: WindowSpec[] = [{ name: 'minute', limit: 1, seconds: 60 }];
+      const ban = { atStrike: 1, baseMs: 120_000, maxMs: 120_000 };
+      const struck = { subject: 'account:1', windows: one, strikeSubject: `key:${'k'.repeat(5000)}`, ban };
+      await limiter.consume(struck, NOW);
+      const before = limiter.bytes();
+      assert.deepEqual((await limiter.consume(struck, NOW)).ban, { until: NOW + 120_000, began: true });
+      assert.ok(limiter.bytes() - before >= 10_000, 'the banned subject is accounted');
+      limiter.sweep(NOW + 120_000);
+      assert.equal(limiter.size(), 1, 'the ban is over, but would still lengthen one within 24 h');
+      limiter.sweep(NOW + 86_400_000 + 1);
+      assert.equal(limiter.size(), 0);
+      assert.equal(limiter.bytes(), 0);
+    } finally {
+      await limiter.close();
+    }
+  });
+
   it('accounts a window a subject is first asked about later, and keeps the counts it had', async () => {
     const limiter = new MemoryLimiter();
     try {

@@ -170,7 +170,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       );
     });
 
-    const sequence = 'a long random sequence (strikes, peeks, clearStrikes, window ends)';
+    const sequence = 'a long random sequence (strikes, bans, peeks, liftBan, window ends)';
     it(`answers exactly like MemoryLimiter over ${sequence}`, async () => {
       let now = MID_MINUTE;
       const memory = new MemoryLimiter({ now: () => now });
@@ -180,13 +180,15 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       const subjects = [unique('account'), unique('account'), unique('address')];
       const strikeSubjects = [unique('key'), unique('key')];
       const steps = [0, 0, 0, 0, 250, 5_000, 20_000, 61_000, 3_600_000, 86_400_000];
+      // Then seconds apart, so that strikes pile up into bans, and bans into longer ones.
+      const closeSteps = [0, 0, 0, 0, 250, 1_000, 5_000, 20_000, 61_000];
+      let bansBegun = 0;
       try {
-        for (let step = 0; step < 800; step += 1) {
-          now += pick(steps);
+        for (let step = 0; step < 1200; step += 1) {
+          now += pick(step < 800 ? steps : closeSteps);
           if (random() < 0.05) {
             const strikeSubject = pick(strikeSubjects);
-            await memory.clearStrikes(strikeSubject);
-            await redis.clearStrikes(strikeSubject);
+            assert.equal(await redis.liftBan(strikeSubject, now), await memory.liftBan(strikeSubject, now));
             continue;
           }
           const subject = pick(subjects);
@@ -194,6 +196,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
             subject,
             windows: subject.startsWith('address') ? [{ name: 'minute', limit: 4, seconds: 60 }] : BOTH(3, 12),
             ...(random() < 0.7 ? { strikeSubject: pick(strikeSubjects) } : {}),
+            ...(random() < 0.5 ? { ban: { atStrike: pick([1, 2, 4]), baseMs: 30_000, maxMs: 200_000 } } : {}),
             ...(random() < 0.1 ? { peek: true } : {}),
           };
           const expected = await memory.consume(request, now);
@@ -203,7 +206,9 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
             expected,
             `step ${step} at ${new Date(now).toISOString()}: ${JSON.stringify(request)}`,
           );
+          if (actual.ban?.began === true) bansBegun += 1;
         }
+        assert.ok(bansBegun >= 10, `the sequence began ${bansBegun} bans`);
       } finally {
         await memory.close();
       }
@@ -241,13 +246,15 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
   });
 
   describe('RedisLimiter: keys', () => {
-    it('names keys <prefix>rl:<subject>:<window>:<windowStart> and <prefix>strike:<subject>', async () => {
+    const names = '<prefix>rl:<subject>:<window>:<windowStart>, <prefix>strike:<subject> and <prefix>ban:<subject>';
+    it(`names keys ${names}`, async () => {
       const keyPrefix = backend.keyPrefix();
       const { limiter } = redisLimiter({ url: backend.url, keyPrefix });
       const subject = unique('account');
       const strikeSubject = unique('key');
-      await limiter.consume({ subject, windows: BOTH(1, 10), strikeSubject }, MID_MINUTE);
-      await limiter.consume({ subject, windows: BOTH(1, 10), strikeSubject }, MID_MINUTE);
+      const rule = { atStrike: 2, baseMs: 60_000, maxMs: 60_000 };
+      await limiter.consume({ subject, windows: BOTH(1, 10), strikeSubject, ban: rule }, MID_MINUTE);
+      await limiter.consume({ subject, windows: BOTH(1, 10), strikeSubject, ban: rule }, MID_MINUTE);
       const inspect = backend.client();
       const keys = (await inspect.keys(`${keyPrefix}*`)).sort();
       assert.deepEqual(keys, [
@@ -255,8 +262,22 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
         `${keyPrefix}rl:${subject}:minute:${Date.UTC(2026, 5, 1, 12, 0)}`,
         `${keyPrefix}strike:${strikeSubject}`,
       ]);
-      await limiter.clearStrikes(strikeSubject);
-      assert.equal(await inspect.exists(`${keyPrefix}strike:${strikeSubject}`), 0, 'clearStrikes deletes the key');
+      const banned = await limiter.consume({ subject, windows: BOTH(1, 10), strikeSubject, ban: rule }, MID_MINUTE);
+      assert.deepEqual(banned.ban, { until: MID_MINUTE + 60_000, began: true });
+      assert.equal(await inspect.exists(`${keyPrefix}strike:${strikeSubject}`), 0, 'a ban forgets the strikes');
+      assert.deepEqual(await inspect.hgetall(`${keyPrefix}ban:${strikeSubject}`), {
+        until: String(MID_MINUTE + 60_000),
+        count: '1',
+        since: String(MID_MINUTE),
+      });
+      const banTtl = await inspect.pttl(`${keyPrefix}ban:${strikeSubject}`);
+      assert.ok(banTtl > 86_400_000 - 60_000 && banTtl <= 86_400_000 + 10_000, `ban TTL ${banTtl}: 24 h and slack`);
+      assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE), true);
+      assert.equal(
+        (await inspect.hgetall(`${keyPrefix}ban:${strikeSubject}`)).until,
+        '0',
+        'a lifted ban keeps its count for the next',
+      );
     });
 
     const clocks = 'whatever the distance between the callers’ clock and Redis’s';
@@ -356,8 +377,8 @@ describe('RedisLimiter: Redis unreachable', () => {
         fallbacks.notices.map((notice) => notice.log),
         [true, false, false, false],
       );
-      await limiter.clearStrikes('key:a');
-      assert.equal((await limiter.consume(request, MID_MINUTE)).strikes, 1, 'clearStrikes reached the fallback');
+      await limiter.liftBan('key:a', MID_MINUTE);
+      assert.equal((await limiter.consume(request, MID_MINUTE)).strikes, 1, 'liftBan reached the fallback');
       await assert.rejects(timed(limiter.ping()));
     } finally {
       await reference.close();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { postgresBackend, type Backend } from '../support/backends.ts';
-import { request } from '../support/http-client.ts';
+import { errorOf, request, type HttpAnswer } from '../support/http-client.ts';
 import { ownRedisServer, redisServerUnavailable, type OwnRedisServer } from '../support/redis-backend.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
@@ -75,6 +75,69 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
     const statuses = responses.map((response) => response.status);
     assert.equal(statuses.filter((status) => status === 200).length, 60);
     assert.equal(statuses.filter((status) => status === 429).length, 140);
+  });
+
+  /** The codes of 150 concurrent requests of a fresh free key, the i-th sent to `instanceOf(i)`. */
+  async function burstOf150(instanceOf: (index: number) => ServerProcess): Promise<{
+    key: string;
+    account: string;
+    answers: HttpAnswer[];
+  }> {
+    const { key, account } = await newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 150 }, (_, index) => request(instanceOf(index), '/v1/pets?limit=1', { key })),
+    );
+    return { key, account, answers };
+  }
+
+  function splitOf(answers: readonly HttpAnswer[]): Record<string, number> {
+    const split: Record<string, number> = {};
+    for (const answer of answers) {
+      const outcome = answer.status === 200 ? '200' : errorOf(answer).code;
+      split[outcome] = (split[outcome] ?? 0) + 1;
+      if (outcome === 'key_banned') {
+        const retryAfter = Number(answer.headers.get('retry-after'));
+        assert.ok(retryAfter >= 895 && retryAfter <= 900, `a ban's Retry-After: ${retryAfter}`);
+      }
+      if (outcome === 'rate_limited') assert.ok(Number(answer.headers.get('retry-after')) <= 60);
+    }
+    return split;
+  }
+
+  test('a ban holds at once everywhere: 150 concurrent requests split alike on one instance and on two', async () => {
+    const [first, second, third] = instances as [ServerProcess, ServerProcess, ServerProcess];
+    await awayFromMinuteEdge(20);
+    const alone = await burstOf150(() => first);
+    const shared = await burstOf150((index) => (index % 2 === 0 ? first : second));
+    const expected = { '200': 60, rate_limited: 11, key_banned: 79 };
+    assert.deepEqual(splitOf(alone.answers), expected, 'one instance');
+    assert.deepEqual(splitOf(shared.answers), expected, 'two instances');
+    // An instance that has not seen the key yet refuses it as banned too.
+    const unseen = await request(third, '/v1/pets?limit=1', { key: shared.key });
+    assert.equal(unseen.status, 429);
+    assert.equal(errorOf(unseen).code, 'key_banned');
+
+    // Lifted with the CLI (without Redis: through storage only), on every instance within about a second.
+    const keys = JSON.parse(await cli(databaseUrl, 'key', 'list', '--account', shared.account, '--json')) as Array<{
+      id: string;
+      bannedUntil: string | null;
+    }>;
+    const [banned] = keys;
+    assert.ok(banned?.bannedUntil, 'the ban is recorded in storage');
+    await cli(databaseUrl, 'ban', 'lift', '--id', banned.id);
+    const lifted = performance.now();
+    for (const instance of instances) {
+      for (;;) {
+        const answer = await request(instance, '/v1/pets?limit=1', { key: shared.key });
+        if (answer.status === 200 || errorOf(answer).code === 'rate_limited') break;
+        const waited = performance.now() - lifted;
+        assert.ok(
+          waited < 1500,
+          `instance ${instance.port} still bans the key ${Math.round(waited)} ms after the lift`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
   });
 
   test('a pet created through one instance is read through the others', async () => {

@@ -6,9 +6,11 @@ import { pino } from 'pino';
 import { buildServices, createLogger } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { postgresBackend, type Backend } from '../support/backends.ts';
-import { request, type HttpAnswer } from '../support/http-client.ts';
+import { errorOf, request, type HttpAnswer } from '../support/http-client.ts';
+import { redisBackend } from '../support/redis-backend.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { driveToBan, retryAfterOf, sleep } from '../ratelimit/rate-limit-assertions.ts';
 
 /** PostgreSQL going away under a running instance: 503 within the timeout, /readyz fails, recovery. */
 const postgres: Backend = await postgresBackend();
@@ -268,4 +270,49 @@ describe('PostgreSQL partition during a creation with an Idempotency-Key', { ski
     assert.equal(retried.headers.get('idempotent-replayed'), 'true', 'the first request did commit');
     assert.equal(await petsNamed(name), 1);
   });
+});
+
+describe('PostgreSQL unreachable: a banned key', { skip: postgres.skip }, () => {
+  for (const limiter of ['memory', 'Redis'] as const) {
+    test(`gets 429 key_banned for every request, at once, during a silent network (${limiter} limiter)`, async (t) => {
+      const redis = limiter === 'Redis' ? await redisBackend() : undefined;
+      if (redis?.skip !== undefined) {
+        t.skip(redis.skip);
+        return;
+      }
+      const proxy = await startTcpProxy(5432);
+      const direct = await postgres.freshDatabaseUrl();
+      const app = await startTestApp({
+        env: {
+          DATABASE_URL: direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
+          STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
+          ...(redis === undefined ? {} : { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() }),
+        },
+      });
+      try {
+        const { key } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 1000 });
+        const { banned } = await driveToBan(app, key);
+        assert.equal(retryAfterOf(banned), 900);
+        proxy.blackhole();
+        // 40 requests over 2 s: twice past the key cache's second, and the lifting checks' too.
+        for (let i = 0; i < 40; i += 1) {
+          const started = performance.now();
+          const answer = await request(app, '/v1/pets', { key });
+          const elapsed = performance.now() - started;
+          assert.equal(answer.status, 429, `request ${i}: ${answer.status} ${answer.text}`);
+          assert.equal(errorOf(answer).code, 'key_banned');
+          assert.equal(retryAfterOf(answer), 900);
+          assert.ok(elapsed < TIMEOUT_MS / 2, `request ${i} waited ${Math.round(elapsed)} ms: it asked storage`);
+          await sleep(50);
+        }
+        assert.equal((await request(app, '/readyz')).status, 503, 'storage was unreachable all along');
+      } finally {
+        proxy.forward();
+        await app.close();
+        await proxy.close();
+        await redis?.cleanup();
+        await postgres.cleanup();
+      }
+    });
+  }
 });
