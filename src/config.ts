@@ -144,6 +144,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     const value = environment[name];
     if (value !== undefined && value !== '') raw[name] = value;
   }
+  // As given: Default and Convert change `raw` in place, and the error names the text that was set.
+  const given = { ...raw };
   const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw));
   const firstError = Value.Errors(EnvSchema, converted)[0];
   if (firstError) {
@@ -152,7 +154,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     const choices =
       'anyOf' in property ? property.anyOf.map((choice: { const?: unknown }) => choice.const).join(', ') : '';
     const problem = choices ? `must be one of ${choices}` : firstError.message;
-    throw new ConfigError(`invalid configuration: ${name} ${problem} (got ${JSON.stringify(raw[name])})`);
+    throw new ConfigError(`invalid configuration: ${name} ${problem} (got ${JSON.stringify(given[name])})`);
   }
   return freeze(converted as Env);
 }
@@ -207,7 +209,13 @@ function trustedProxies(value: string): TrustedProxies {
     return parseTrustedProxies(value);
   } catch (error) {
     if (!(error instanceof TrustedProxiesError)) throw error;
-    throw new ConfigError(`invalid configuration: TRUST_PROXY ${error.message} (got ${JSON.stringify(value)})`);
+    // The value is named once: whole, or the entry at fault and the list it is in.
+    const part = error.entry;
+    const got =
+      part === undefined || part === value.trim()
+        ? `got ${JSON.stringify(value)}`
+        : `got ${JSON.stringify(part)} in ${JSON.stringify(value)}`;
+    throw new ConfigError(`invalid configuration: TRUST_PROXY ${error.message} (${got})`);
   }
 }
 

@@ -18,10 +18,12 @@ export const HTTP_ERROR_CODES = [
   'idempotency_conflict',
   'idempotency_in_flight',
   'request_timeout',
+  'expectation_failed',
   'headers_too_large',
   'rate_limited',
   'key_banned',
   'internal_error',
+  'method_not_implemented',
   'service_unavailable',
 ] as const;
 

@@ -864,6 +864,27 @@ describe('petstore CLI', { concurrency: true }, () => {
       assertFails(results[2] as CliResult, 1, /nobody/);
     });
 
+    it('shows control characters it echoes as visible escapes, never raw on the terminal', async (t) => {
+      const box = sandbox(t);
+      const [revoke, json, unknown, usage] = await box.each(
+        ['key', 'revoke', '--id', 'key_\u001b[31m'],
+        ['account', 'show', '--name', 'a\nb\u007f\u009b2J', '--json'],
+        ['\u001b]0;title\u0007'],
+        ['account', 'create', '--name', 'acme', '--plan', 'free', '--per-minute', '1\r2'],
+      );
+      // Anything but a line break, printable ASCII and U+00A0 onwards: C0, DEL and C1 controls.
+      const raw = /[^\n\x20-\x7e\u00a0-\u{10ffff}]/u;
+      for (const result of [revoke, json, unknown, usage] as CliResult[]) {
+        assert.doesNotMatch(result.stdout + result.stderr, raw, `nothing raw\n${JSON.stringify(result)}`);
+      }
+      assertFails(revoke as CliResult, 1, /^petstore: no key with id 'key_\\x1b\[31m'\n$/);
+      // --json escapes them as JSON does, DEL and C1 included, and still says exactly what was given.
+      assertFails(json as CliResult, 1, /'a\nb\u007f\u009b2J'/);
+      assert.ok((json as CliResult).stderr.includes(String.raw`'a\nb\u007f\u009b2J'`), (json as CliResult).stderr);
+      assertFails(unknown as CliResult, 2, /^petstore: unknown command '\\x1b\]0;title\\x07'/);
+      assertFails(usage as CliResult, 2, /\(got '1\\x0d2'\)/);
+    });
+
     it('refuses unknown commands, unknown flags, missing flags and extra arguments with exit 2', async (t) => {
       const box = sandbox(t);
       const cases: Array<[args: string[], mention: RegExp, code?: string]> = [

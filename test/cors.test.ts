@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { request, type HttpAnswer } from './support/http-client.ts';
+import { assertError, request, type HttpAnswer } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
@@ -134,6 +134,33 @@ describe('CORS with CORS_ORIGINS', () => {
       anonymous.map((answer) => answer.status),
       [401, 401, 429],
     );
+  });
+
+  it('answers an OPTIONS that is not a preflight as an ordinary request: 401, or 405 with Allow', async () => {
+    const key = await newKey();
+    const incomplete: Array<Record<string, string>> = [
+      {},
+      { origin: ORIGIN },
+      { 'access-control-request-method': 'POST' },
+      { origin: ORIGIN, 'access-control-request-headers': 'authorization' },
+    ];
+    for (const [index, headers] of incomplete.entries()) {
+      const shown = JSON.stringify(headers);
+      const anonymous = await request(app, '/v1/pets', {
+        method: 'OPTIONS',
+        headers: { ...headers, ...fromAddress(`192.0.2.${30 + index}`) },
+      });
+      assertError(anonymous, 401, 'unauthorized');
+      const answer = await request(app, '/v1/pets', {
+        method: 'OPTIONS',
+        headers: { ...headers, authorization: `Bearer ${key}` },
+      });
+      assertError(answer, 405, 'method_not_allowed');
+      assert.equal(answer.headers.get('allow'), 'GET, HEAD, POST', shown);
+      assert.equal(answer.headers.get('access-control-allow-methods'), null, `${shown}: not a preflight answer`);
+      if (headers.origin !== undefined)
+        assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN, `${shown}: readable by the browser`);
+    }
   });
 
   it('answers a preflight for GET /v1/pets/{petId} too', async () => {

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../src/auth/api-key.ts';
 import { describeEachBackend } from './support/each-backend.ts';
 import { errorOf, request, type HttpAnswer } from './support/http-client.ts';
+import { assertDocumentedAnswer } from './support/openapi-contract.ts';
 import { ManualClock } from './support/manual-clock.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
@@ -228,14 +229,55 @@ describe('HTTP edge: credentials, charsets, quoting, protocol answers, methods',
     assert.match(notFound.message, /^no route for GET \/v1\/a+…$/);
   });
 
-  it('answers an unsupported Expect with 400 invalid_body and the Error body', async () => {
+  it('answers an unsupported Expect with 417 expectation_failed and the Error body', async () => {
     const answer = await rawRequest(
       app,
       `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nExpect: something\r\n\r\n`,
     );
-    assert.equal(answer.status, 400, answer.text);
-    assert.equal(rawError(answer).code, 'invalid_body');
+    assert.equal(answer.status, 417, answer.text);
+    assert.equal(rawError(answer).code, 'expectation_failed');
     assert.match(rawError(answer).message, /"something"/);
+    // fetch refuses to send Expect: the answer is checked against the document here, which lists 417 everywhere.
+    const body = '{"name":"Rex","categoryId":1}';
+    const created = await rawRequest(
+      app,
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nExpect: something\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.equal(created.status, 417, created.text);
+    await assertDocumentedAnswer(app, 'POST', '/v1/pets', {
+      status: created.status,
+      headers: new Headers([...created.headers]),
+      bodyText: created.text,
+    });
+  });
+
+  for (const method of ['FOO', 'get', 'Post', 'GETX']) {
+    it(`answers the unknown method ${method} with 501 method_not_implemented naming it, then closes`, async () => {
+      const connection = new RawConnection(app.url);
+      try {
+        connection.write(`${method} /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+        const answer = await connection.next();
+        assert.ok(answer, `${method} gets an answer`);
+        assert.equal(answer.status, 501, answer.text);
+        assert.deepEqual(rawError(answer), {
+          code: 'method_not_implemented',
+          message: `the method "${method}" is not implemented (methods are case-sensitive); use GET, HEAD or POST`,
+          status: 501,
+        });
+        assert.ok(await connection.closedWithin(), 'the connection is closed');
+      } finally {
+        connection.close();
+      }
+    });
+  }
+
+  it('answers bytes that are no request line with 400 invalid_body, not 501', async () => {
+    for (const garbage of ['GARBAGE\r\n\r\n', '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000']) {
+      const answer = await rawRequest(app, garbage);
+      assert.equal(answer.status, 400, answer.text);
+      assert.equal(rawError(answer).code, 'invalid_body');
+    }
   });
 
   it('answers CONNECT with 405 and the Error body, then closes the connection', async () => {

@@ -23,7 +23,7 @@ describe('fuzz sample over real HTTP (SQLite)', () => {
     await target.app.close();
   });
 
-  it(`${RUNS} generated requests: answered 2xx or with a listed Error body; no 5xx but 503`, async () => {
+  it(`${RUNS} generated requests: 2xx or a listed Error body; no 5xx but 503, 501 to unknown methods`, async () => {
     const property = fuzzProperty(target, tally, { timeoutMs: CASE_TIMEOUT_MS });
     await fc.assert(property, { numRuns: RUNS, seed: SEED });
     console.log(tally.summary());

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { after, before, it } from 'node:test';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
 import { describeEachBackend } from './support/each-backend.ts';
 import { assertError, request, type HttpAnswer, type HttpTarget, type Pet } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
@@ -431,5 +436,58 @@ describeEachBackend('POST /v1/pets with Idempotency-Key', (backend) => {
         'idempotency-key',
       );
     }
+  });
+});
+
+describe('POST /v1/pets when storage does not confirm the creation', () => {
+  const timeoutMs = 300;
+  let directory: string;
+  let app: TestApp;
+  let key: string;
+
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'petstore-unconfirmed-'));
+    const env = { DATABASE_URL: `sqlite:${join(directory, 'petstore.db')}`, STORAGE_TIMEOUT_MS: String(timeoutMs) };
+    app = await startTestApp({ env });
+    ({ key } = await app.newKey({ plan: 'business' }));
+  });
+  after(async () => {
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  /** Another process holds the write lock of the SQLite file until the returned function is called. */
+  async function lockStorage(): Promise<() => Promise<void>> {
+    const script = `
+      const { DatabaseSync } = require('node:sqlite');
+      const db = new DatabaseSync(${JSON.stringify(join(directory, 'petstore.db'))});
+      db.exec('BEGIN IMMEDIATE');
+      process.stdout.write('locked\\n');
+      process.stdin.once('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });`;
+    const child = spawn(process.execPath, ['--no-warnings', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    await once(child.stdout, 'data');
+    return async () => {
+      const exited = once(child, 'exit');
+      child.stdin.end('release\n');
+      await exited;
+    };
+  }
+
+  it('says the pet may have been created, and that a retry is safe with an Idempotency-Key', async () => {
+    const release = await lockStorage();
+    let plain: HttpAnswer;
+    let keyed: HttpAnswer;
+    try {
+      [plain, keyed] = await Promise.all([
+        postPet(app, key, { name: 'Unconfirmed', categoryId: 1 }),
+        postPet(app, key, { name: 'Unconfirmed', categoryId: 1 }, { 'idempotency-key': randomUUID() }),
+      ]);
+    } finally {
+      await release();
+    }
+    const withoutKey = assertError(plain, 503, 'service_unavailable', 'may have been created');
+    assert.match(withoutKey.message, /Send an Idempotency-Key with every creation: a retry with the same key is safe/);
+    const withKey = assertError(keyed, 503, 'service_unavailable', 'may have been created');
+    assert.match(withKey.message, /retrying with the same Idempotency-Key and body is safe/);
   });
 });

@@ -258,6 +258,7 @@ describe('server start-up', { concurrency: 3 }, () => {
     ['KEY_CACHE_TTL_MS', '5000'],
     ['TRUST_PROXY', 'true'],
     ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '0.0.0.0/0'],
     ['METRICS_PORT', 'http'],
   ] as const) {
     it(`exits with status 2 and one line naming ${name} when ${name}=${value}`, async (t) => {

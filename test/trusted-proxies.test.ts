@@ -128,7 +128,8 @@ describe('TRUST_PROXY: the client address of one request', () => {
   });
 
   it('takes the farthest address when every hop is trusted', () => {
-    assert.equal(clientAddressResolver(parseTrustedProxies('0.0.0.0/0'))('10.0.0.1', '1.2.3.4, 5.6.7.8'), '1.2.3.4');
+    const everyHop = parseTrustedProxies('10.0.0.0/8, 5.6.7.8, 1.2.3.4');
+    assert.equal(clientAddressResolver(everyHop)('10.0.0.1', '1.2.3.4, 5.6.7.8'), '1.2.3.4');
     assert.equal(clientAddressResolver(parseTrustedProxies('5'))('10.0.0.1', '1.2.3.4, 5.6.7.8'), '1.2.3.4');
   });
 
@@ -159,6 +160,58 @@ describe('TRUST_PROXY: validated at start-up', () => {
       );
     });
   }
+
+  for (const everyone of [
+    '0.0.0.0/0',
+    '::/0',
+    '10.0.0.1, ::/0',
+    '0.0.0.0/1, 128.0.0.0/1',
+    '10.0.0.0/7',
+    '2000::/3',
+    '2001::/15',
+  ]) {
+    it(`refuses ${JSON.stringify(everyone)}, which trusts (nearly) every hop, like true`, () => {
+      assert.throws(
+        () => load(everyone),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(
+            error.message,
+            /^invalid configuration: TRUST_PROXY [^\n]*wider than \/(8|16)[^\n]*name the proxies/,
+          );
+          assert.match(error.message, /hops/);
+          return true;
+        },
+      );
+    });
+  }
+
+  it('accepts the widest ranges it trusts: an IPv4 /8 and an IPv6 /16', () => {
+    assert.deepEqual(load('10.0.0.0/8, 2001::/16').trustProxy, { kind: 'list', entries: ['10.0.0.0/8', '2001::/16'] });
+  });
+
+  it('names the value once in each refusal', () => {
+    const messages: Array<[string, string]> = [
+      ['999', 'invalid configuration: TRUST_PROXY counts at most 64 hops (got "999")'],
+      [
+        'proxy.internal',
+        'invalid configuration: TRUST_PROXY has an entry that is not an IP address or CIDR range ' +
+          '(got "proxy.internal")',
+      ],
+      [
+        '10.0.0.1, 10.0.0.0/33',
+        'invalid configuration: TRUST_PROXY has a CIDR prefix outside 0-32 ' +
+          '(got "10.0.0.0/33" in "10.0.0.1, 10.0.0.0/33")',
+      ],
+    ];
+    for (const [value, message] of messages) assert.throws(() => load(value), { message });
+    for (const value of ['true', '1', '0.0.0.0/0', '10.0.0.1,']) {
+      assert.throws(
+        () => load(value),
+        (error: unknown) => error instanceof Error && error.message.split(JSON.stringify(value)).length === 2,
+      );
+    }
+  });
 
   for (const bad of ['10.0.0.0/33', '10.0.0.256', 'fe80::/129', '10.0.0.1,', 'proxy.internal', '10.0.0.0/8/8', '-2']) {
     it(`refuses ${JSON.stringify(bad)} naming TRUST_PROXY`, () => {

@@ -48,20 +48,49 @@ export function processOutput(json: boolean): ProcessOutput {
   };
 }
 
-/** The text a command prints, handed to `stdout` and `stderr`: the process's streams, or a test's strings. */
+/**
+ * The text a command prints, handed to `stdout` and `stderr`: the process's streams, or a test's strings.
+ * Control characters that came from the arguments or the environment never reach the terminal as
+ * they are, where they could move the cursor or recolour what follows: text shows them as `\xHH`
+ * (lines keep their own line breaks; a message is one line, so its breaks are shown too), and JSON
+ * as `\u00HH`.
+ */
 export function textOutput(json: boolean, stdout: (text: string) => void, stderr: (text: string) => void): Output {
   return {
     json,
-    write: (line) => stdout(`${line}\n`),
+    write: (line) => stdout(`${json ? jsonSafe(line) : linesVisible(line)}\n`),
     error: (code, message, usage) =>
       stderr(
         json
-          ? `${JSON.stringify({ error: { code, message } })}\n`
+          ? `${jsonSafe(JSON.stringify({ error: { code, message } }))}\n`
           : usage === undefined
-            ? `petstore: ${message}\n`
-            : `${usage}\n`,
+            ? `petstore: ${visible(message)}\n`
+            : `${linesVisible(usage)}\n`,
       ),
   };
+}
+
+/** C0 controls, DEL and C1 controls: everything but printable ASCII and U+00A0 onwards. */
+const CONTROL_CHARACTERS = /[^\x20-\x7e\u00a0-\u{10ffff}]/gu;
+/** What JSON.stringify leaves as it is: DEL and the C1 controls (C1 includes CSI, U+009B). */
+const UNESCAPED_BY_JSON = /[\u007f-\u009f]/g;
+
+function hex(character: string): string {
+  return character.charCodeAt(0).toString(16).padStart(2, '0');
+}
+
+/** Control characters as visible escapes: ESC is `\x1b`, a line break `\x0a`. */
+export function visible(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (character) => `\\x${hex(character)}`);
+}
+
+function linesVisible(text: string): string {
+  return text.split('\n').map(visible).join('\n');
+}
+
+/** JSON text with every control character escaped, C1 included; still the same JSON value. */
+function jsonSafe(json: string): string {
+  return json.replace(UNESCAPED_BY_JSON, (character) => `\\u00${hex(character)}`);
 }
 
 export function iso(ms: number | null): string {

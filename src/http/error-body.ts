@@ -18,10 +18,12 @@ export const STATUS_OF: Readonly<Record<HttpErrorCode, number>> = {
   idempotency_conflict: 422,
   idempotency_in_flight: 409,
   request_timeout: 408,
+  expectation_failed: 417,
   headers_too_large: 431,
   rate_limited: 429,
   key_banned: 429,
   internal_error: 500,
+  method_not_implemented: 501,
   service_unavailable: 503,
 };
 
@@ -64,26 +66,43 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string)
   return reply.code(status).type(JSON_TYPE).send(body);
 }
 
+/** How writeError answers besides the code and message. */
+export interface RawAnswerOptions {
+  /** Header fields, sent before the body's own Content-Type and Content-Length. */
+  readonly fields?: Readonly<Record<string, string>>;
+  /**
+   * The request's method, on a bare socket, when it is known: the answer to HEAD is the head alone
+   * (with the Content-Length the body would have had, as Node and Fastify send it). A node:http
+   * response knows its request's method itself.
+   */
+  readonly method?: string | undefined;
+}
+
 /**
  * Answers with the Error body where Fastify is not involved: a node:http response (the metrics
  * listener), or a bare socket that Node hands over without one (malformed requests, CONNECT). A bare
  * socket gets the whole response as text, ends with it, and is told so by `Connection: close`.
- * `fields` are sent before the body's own Content-Type and Content-Length.
  */
 export function writeError(
   target: ServerResponse | Duplex,
   code: ErrorCode,
   message: string,
-  fields: Readonly<Record<string, string>> = {},
+  options: RawAnswerOptions = {},
 ): void {
   const { status, body } = errorAnswer(code, message);
-  const headers = { ...fields, 'Content-Type': JSON_TYPE, 'Content-Length': String(Buffer.byteLength(body)) };
+  const headers = {
+    ...options.fields,
+    'Content-Type': JSON_TYPE,
+    'Content-Length': String(Buffer.byteLength(body)),
+  };
   if (target instanceof ServerResponse) {
+    // Node sends no body to HEAD on a response of its own, whatever end() is given.
     target.writeHead(status, headers).end(body);
     return;
   }
   const head = Object.entries({ ...headers, Connection: 'close' })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  target.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${head}\r\n${body}`);
+  const content = options.method === 'HEAD' ? '' : body;
+  target.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${head}\r\n${content}`);
 }

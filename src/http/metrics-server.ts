@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { writeError } from './error-body.ts';
+import { answerMalformedRequest, unsupportedExpectationMessage } from './plugins/protocol-edges.ts';
 
 /** Longest a scrape's text is reused; far below any Prometheus scrape interval. */
 export const METRICS_RENDER_INTERVAL_MS = 1000;
@@ -32,6 +33,11 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   const render = cachedRender(options.registry, options.now ?? (() => performance.now()));
   const contentType = options.registry.contentType;
   const server = createServer((request, response) => void answer(request, response, render.text, contentType));
+  // Refusals Node would answer without the Error body, answered as the public listener answers them.
+  server.on('clientError', answerMalformedRequest);
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    writeError(response, 'expectation_failed', unsupportedExpectationMessage(request.headers.expect)),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -85,7 +91,7 @@ async function answer(
   if (path !== '/metrics') return writeError(response, 'not_found', `no route for ${request.method} ${path}`);
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     const message = `${request.method} is not allowed on /metrics; allowed: GET, HEAD`;
-    return writeError(response, 'method_not_allowed', message, { Allow: 'GET, HEAD' });
+    return writeError(response, 'method_not_allowed', message, { fields: { Allow: 'GET, HEAD' } });
   }
   try {
     const text = await render();

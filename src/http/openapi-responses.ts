@@ -181,11 +181,13 @@ const EXAMPLE_MESSAGES: Readonly<Record<HttpErrorCode, string>> = {
   idempotency_conflict: 'this Idempotency-Key was already used with a different request body',
   idempotency_in_flight: 'a request with this Idempotency-Key is still being processed; retry shortly',
   request_timeout: 'the request did not arrive in time',
+  expectation_failed: 'the expectation "something" is not supported; send no Expect header, or Expect: 100-continue',
   headers_too_large: 'the request headers are too large',
   rate_limited: 'rate limit exceeded (60 per minute, per account); retry after 42 s',
   key_banned:
     'this API key is banned until 2030-01-01T12:10:00.000Z for repeated requests after a 429; retry after 600 s',
   internal_error: 'the service failed to handle this request; it has been logged',
+  method_not_implemented: 'the method "FOO" is not implemented (methods are case-sensitive); use GET, HEAD or POST',
   service_unavailable: 'storage is unavailable: connection refused; retry later',
 };
 
@@ -199,10 +201,10 @@ interface ErrorResponseSpec {
   readonly headers?: readonly HeaderUse[];
 }
 
-/** Error statuses an operation may list; 405, 500 and 503 apply to every operation. */
+/** Error statuses an operation may list; 405, 417, 500 and 503 apply to every operation. */
 export type ErrorStatus = 400 | 401 | 404 | 409 | 410 | 413 | 415 | 422 | 429;
 
-const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 500 | 503, ErrorResponseSpec>> = {
+const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 417 | 500 | 503, ErrorResponseSpec>> = {
   400: {
     description:
       'The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; ' +
@@ -225,6 +227,10 @@ const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 500 | 503, ErrorRespo
     codes: ['idempotency_in_flight'],
   },
   410: { description: 'The operation has been removed (`gone`).', codes: ['gone'] },
+  417: {
+    description: 'An `Expect` header other than `100-continue` (`expectation_failed`).',
+    codes: ['expectation_failed'],
+  },
   413: { description: 'The body exceeds 16 KiB (`payload_too_large`).', codes: ['payload_too_large'] },
   415: {
     description: 'The body is not `application/json` (`unsupported_media_type`).',
@@ -241,7 +247,12 @@ const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 500 | 503, ErrorRespo
     headers: ['Retry-After'],
   },
   500: { description: 'Unexpected failure (`internal_error`); no internals are shown.', codes: ['internal_error'] },
-  503: { description: 'Storage is unreachable (`service_unavailable`); retry later.', codes: ['service_unavailable'] },
+  503: {
+    description:
+      'Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been ' +
+      'committed: retry it with the same `Idempotency-Key`.',
+    codes: ['service_unavailable'],
+  },
 };
 
 export interface ErrorResponse {
@@ -255,7 +266,7 @@ export interface ErrorResponse {
 /** Error responses of an operation, each with an example per code it may carry. */
 export function errorResponses(...statuses: readonly ErrorStatus[]): Record<number, ErrorResponse> {
   const responses: Record<number, ErrorResponse> = {};
-  for (const status of [...statuses, 405, 500, 503] as const) {
+  for (const status of [...statuses, 405, 417, 500, 503] as const) {
     const spec = ERROR_RESPONSES[status];
     const examples = Object.fromEntries(spec.codes.map((code) => [code, { value: errorExample(code) }]));
     responses[status] = {

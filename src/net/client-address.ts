@@ -9,24 +9,41 @@ export type TrustedProxies =
   | { readonly kind: 'hops'; readonly hops: number }
   | { readonly kind: 'list'; readonly entries: readonly string[] };
 
-/** A TRUST_PROXY value that cannot be used; the message completes "TRUST_PROXY …". */
-export class TrustedProxiesError extends Error {}
+/**
+ * A TRUST_PROXY value that cannot be used. The message completes "TRUST_PROXY …" and names no
+ * value: whoever reports it names the value once, or `entry`, the part of a list at fault.
+ */
+export class TrustedProxiesError extends Error {
+  readonly entry: string | undefined;
+  constructor(message: string, entry?: string) {
+    super(message);
+    this.entry = entry;
+  }
+}
 
 const NO_PROXY: TrustedProxies = Object.freeze({ kind: 'none' });
 const INSTEAD = 'name the proxies (e.g. 10.0.0.5,10.1.0.0/16) or give a number of hops of 2 or more';
 
 /**
+ * The widest ranges that may be trusted: an IPv4 /8 (as 10.0.0.0/8) and an IPv6 /16. A wider one
+ * holds all (0.0.0.0/0, ::/0) or a large part of the Internet's addresses, so every client, or
+ * nearly, could write its own address into X-Forwarded-For and be believed.
+ */
+const WIDEST_TRUSTED_PREFIX = Object.freeze({ ipv4: 8, ipv6: 16 });
+
+/**
  * Parses TRUST_PROXY. `true` and `1` once meant "believe the leftmost X-Forwarded-For entry",
- * which the client writes itself; they are refused rather than silently given a new meaning.
+ * which the client writes itself; they are refused rather than silently given a new meaning, and
+ * so is a range that would do the same by covering (nearly) every address.
  */
 export function parseTrustedProxies(text: string | undefined): TrustedProxies {
   const value = (text ?? '').trim();
   if (value === '' || value === 'false' || value === '0') return NO_PROXY;
   if (value === 'true' || value === '1')
-    throw new TrustedProxiesError(`no longer takes ${value} (it trusted what clients write): ${INSTEAD}`);
+    throw new TrustedProxiesError(`no longer takes true or 1, which trusted what clients write: ${INSTEAD}`);
   if (/^[1-9]\d*$/.test(value)) {
     const hops = Number(value);
-    if (hops > 64) throw new TrustedProxiesError(`counts at most 64 hops (got ${value})`);
+    if (hops > 64) throw new TrustedProxiesError('counts at most 64 hops');
     return Object.freeze({ kind: 'hops', hops });
   }
   const entries = value.split(',').map((entry) => entry.trim());
@@ -35,16 +52,24 @@ export function parseTrustedProxies(text: string | undefined): TrustedProxies {
 
 /** One address or CIDR range, in canonical form. */
 function parseEntry(entry: string): string {
+  if (entry === '') throw new TrustedProxiesError('has an empty entry, a comma too many');
   const [address = '', prefix, extra] = entry.split('/');
   const normal = normalizeAddress(address);
   if (normal === undefined || extra !== undefined)
-    throw new TrustedProxiesError(`has an entry that is not an IP address or CIDR range: ${JSON.stringify(entry)}`);
+    throw new TrustedProxiesError('has an entry that is not an IP address or CIDR range', entry);
   if (prefix === undefined) return normal;
   if (isIPv4(normal) !== isIPv4(address))
-    throw new TrustedProxiesError(`has an IPv4-mapped range; write it in IPv4 form: ${JSON.stringify(entry)}`);
+    throw new TrustedProxiesError('has an IPv4-mapped range; write it in IPv4 form', entry);
   const bits = isIPv4(normal) ? 32 : 128;
   if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits)
-    throw new TrustedProxiesError(`has a CIDR prefix outside 0-${bits}: ${JSON.stringify(entry)}`);
+    throw new TrustedProxiesError(`has a CIDR prefix outside 0-${bits}`, entry);
+  const widest = isIPv4(normal) ? WIDEST_TRUSTED_PREFIX.ipv4 : WIDEST_TRUSTED_PREFIX.ipv6;
+  if (Number(prefix) < widest) {
+    throw new TrustedProxiesError(
+      `has a range wider than /${widest}, which trusts what (nearly) every client writes: ${INSTEAD}`,
+      entry,
+    );
+  }
   return `${normal}/${prefix}`;
 }
 

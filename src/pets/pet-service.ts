@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { GoneError, IdempotencyConflictError, NotFoundError } from '../errors.ts';
+import { GoneError, IdempotencyConflictError, NotFoundError, StorageUnavailableError } from '../errors.ts';
 import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
@@ -36,6 +36,12 @@ export interface Deprecation {
   readonly deprecatedAt: Date;
   readonly sunsetAt: Date;
 }
+
+const UNCONFIRMED_CREATION = 'storage did not confirm the creation, so the pet may have been created';
+const RETRY_WITH_A_KEY =
+  'a retry may add it twice. Send an Idempotency-Key with every creation: a retry with the same key is safe';
+const RETRY_WITH_THE_SAME_KEY =
+  'retrying with the same Idempotency-Key and body is safe: it answers with that pet, or creates it once';
 
 /** Keys are kept at least this long (decisions: at least 24 hours). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -78,22 +84,31 @@ export class PetService {
     return { pets: this.pets.calculatedSize, pages: this.fullPages.calculatedSize };
   }
 
+  /**
+   * Creates the pet, or replays the first answer to its idempotency key. When storage fails, the
+   * commit may still have happened (the answer was lost, not the write): the error says so, and what
+   * makes a retry safe.
+   */
   async create(pet: NewPetRecord, idempotency?: IdempotencyRequest): Promise<CreateOutcome> {
     const now = this.clock.now();
-    if (!idempotency) {
-      const created = await this.store.pets.create(pet, now);
-      return { statusCode: 201, body: petToJson(created), petId: created.id, replayed: false };
+    try {
+      if (!idempotency) {
+        const created = await this.store.pets.create(pet, now);
+        return { statusCode: 201, body: petToJson(created), petId: created.id, replayed: false };
+      }
+      const fingerprint = fingerprintOf(pet);
+      const respond = (created: PetRecord): IdempotentResponse => ({ statusCode: 201, body: petToJson(created) });
+      const outcome = await this.store.pets.createIdempotent(pet, now, { ...idempotency, fingerprint, respond });
+      if (outcome.state === 'created') {
+        return { statusCode: 201, body: petToJson(outcome.pet), petId: outcome.pet.id, replayed: false };
+      }
+      if (outcome.fingerprint !== fingerprint) {
+        throw new IdempotencyConflictError('this Idempotency-Key was already used with a different request body');
+      }
+      return replay(outcome.response);
+    } catch (error) {
+      throw unconfirmedIfUnavailable(error, idempotency !== undefined);
     }
-    const fingerprint = fingerprintOf(pet);
-    const respond = (created: PetRecord): IdempotentResponse => ({ statusCode: 201, body: petToJson(created) });
-    const outcome = await this.store.pets.createIdempotent(pet, now, { ...idempotency, fingerprint, respond });
-    if (outcome.state === 'created') {
-      return { statusCode: 201, body: petToJson(outcome.pet), petId: outcome.pet.id, replayed: false };
-    }
-    if (outcome.fingerprint !== fingerprint) {
-      throw new IdempotencyConflictError('this Idempotency-Key was already used with a different request body');
-    }
-    return replay(outcome.response);
   }
 
   /** Most reads are answered from the cache of full pages. */
@@ -164,6 +179,13 @@ function cachedPageBytes(page: PetPage, key: string): number {
 
 function recordBytes(pet: PetRecord): number {
   return ENTRY_OVERHEAD_BYTES + stringBytes(pet.name);
+}
+
+/** A storage failure during a creation, told as what it means to the client: the pet may exist. */
+function unconfirmedIfUnavailable(error: unknown, withKey: boolean): unknown {
+  if (!(error instanceof StorageUnavailableError)) return error;
+  const retry = withKey ? RETRY_WITH_THE_SAME_KEY : RETRY_WITH_A_KEY;
+  return new StorageUnavailableError(`${UNCONFIRMED_CREATION}; ${retry}`, { cause: error });
 }
 
 function fingerprintOf(pet: NewPetRecord): string {

@@ -20,7 +20,7 @@ export interface paths {
     put?: never;
     /**
      * Add a pet
-     * @description Strict: unknown fields (`id` included) are refused. `categoryId` is any int64 and is kept digit for digit. An optional `Idempotency-Key` header makes retries safe: the same key and body return the first response; the same key with another body is 422; a retry while the first is in flight is 409. Keys are kept 24 hours per account.
+     * @description Strict: unknown fields (`id` included) are refused. `categoryId` is any int64 and is kept digit for digit. An optional `Idempotency-Key` header makes retries safe: the same key and body return the first response; the same key with another body is 422; a retry while the first is in flight is 409. Keys are kept 24 hours per account. A 503 does not tell whether the pet was created: retried with the same key, it is created once; without a key, a retry may create it twice.
      */
     post: operations['createPet'];
     delete?: never;
@@ -136,10 +136,12 @@ export interface components {
         | 'idempotency_conflict'
         | 'idempotency_in_flight'
         | 'request_timeout'
+        | 'expectation_failed'
         | 'headers_too_large'
         | 'rate_limited'
         | 'key_banned'
         | 'internal_error'
+        | 'method_not_implemented'
         | 'service_unavailable';
       /** @description What was wrong, and where. */
       message: string;
@@ -373,6 +375,22 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
       429: {
         headers: {
@@ -406,7 +424,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
       503: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -571,6 +589,22 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description The Idempotency-Key was used with a different body (`idempotency_conflict`). */
       422: {
         headers: {
@@ -620,7 +654,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
       503: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -789,6 +823,22 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
       429: {
         headers: {
@@ -822,7 +872,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
       503: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -924,6 +974,22 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
       429: {
         headers: {
@@ -957,7 +1023,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Storage is unreachable (`service_unavailable`); retry later. */
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
       503: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];

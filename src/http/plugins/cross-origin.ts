@@ -1,5 +1,5 @@
-import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 
 /**
@@ -30,15 +30,34 @@ export interface CrossOriginOptions {
   readonly origins: readonly string[];
 }
 
-/** CORS for the origins of CORS_ORIGINS. Registered before authentication, so that preflight requests need no key. */
+/**
+ * CORS for the origins of CORS_ORIGINS. Registered before authentication, so that preflight requests
+ * need no key. A preflight is an OPTIONS request with `Origin` and `Access-Control-Request-Method`
+ * (the Fetch standard), the only kind browsers send; any other OPTIONS is an ordinary request,
+ * answered as with CORS off (after authentication: 405 with Allow on a path of the API), rather
+ * than with @fastify/cors's bare 400 "Invalid Preflight Request".
+ */
 export const crossOrigin = fastifyPlugin<CrossOriginOptions>(
   async (app: FastifyInstance, options: CrossOriginOptions) => {
     if (options.origins.length === 0) return;
-    await app.register(cors, {
+    const withPreflight: FastifyCorsOptions = {
       origin: [...options.origins],
       exposedHeaders: EXPOSED_HEADERS,
       allowedHeaders: ALLOWED_HEADERS,
+    };
+    const withoutPreflight: FastifyCorsOptions = { ...withPreflight, preflight: false };
+    await app.register(cors, {
+      // Two parameters: @fastify/cors tells a callback delegator from a promise one by its length.
+      delegator: (request, callback) => callback(null, isOrdinaryOptions(request) ? withoutPreflight : withPreflight),
     });
   },
   { name: 'cross-origin' },
 );
+
+/** An OPTIONS request that is not a preflight: without Origin or Access-Control-Request-Method. */
+function isOrdinaryOptions(request: FastifyRequest): boolean {
+  return (
+    request.method === 'OPTIONS' &&
+    (request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined)
+  );
+}

@@ -8,6 +8,7 @@ import { DomainError, type HttpErrorCode } from '../../errors.ts';
 import { NO_STORE } from '../cache-control.ts';
 import { sendError, writeError } from '../error-body.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from '../json-body.ts';
+import { methodOfRefusedRequest } from '../../net/request-line.ts';
 import { excerpt, quoted } from '../quote.ts';
 import { requestIdOf } from '../request-id.ts';
 import { stampRequestIdAndCaching } from './request-policy.ts';
@@ -37,11 +38,10 @@ export const protocolEdges = fastifyPlugin(
 
     // Before authentication, like any request Node cannot serve as sent: the answer reveals nothing.
     app.addHook('onRequest', (request, reply, done) => {
+      latestExchanges.set(request.raw.socket, reply.raw);
       if (!unsupportedExpectation.has(request.raw)) return done();
-      const expectation = quoted(request.headers.expect ?? '');
-      const hint = 'send no Expect header, or Expect: 100-continue';
       // Answered here: a callback hook that sends does not call done().
-      sendError(reply, 'invalid_body', `the expectation ${expectation} is not supported; ${hint}`);
+      sendError(reply, 'expectation_failed', unsupportedExpectationMessage(request.headers.expect));
     });
 
     // preParsing runs once authentication and limits let the request through, right before the body
@@ -85,22 +85,62 @@ export function answerUnroutable(error: FastifyError, request: FastifyRequest, r
   return sendError(reply, 'invalid_path', 'the request path could not be routed');
 }
 
-/**
- * Fastify's `clientErrorHandler`: requests too malformed for HTTP parsing, or too slow to arrive,
- * still get an Error body, then the connection closes.
- */
-export function answerMalformedRequest(error: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable) return;
-  const { code, message } = clientErrorAnswer(error.code);
-  // No request was parsed, so no client id can be known: a new one, as on every other answer.
-  writeError(socket, code, message, { 'X-Request-Id': randomUUID(), 'Cache-Control': NO_STORE });
+/** Any expectation but 100-continue: 417 (RFC 9110 §10.1.1). */
+export function unsupportedExpectationMessage(expect: string | undefined): string {
+  return `the expectation ${quoted(expect ?? '')} is not supported; send no Expect header, or Expect: 100-continue`;
 }
 
-function clientErrorAnswer(nodeCode: string | undefined): { code: HttpErrorCode; message: string } {
+/**
+ * The response to the last request Fastify took from each connection. A refusal that comes while
+ * that request is still arriving (its body too slow, or malformed) concerns it: its method is known,
+ * and once it has been answered it gets no second answer.
+ */
+const latestExchanges = new WeakMap<Socket, ServerResponse>();
+
+/** What Node's parser says of a request it refused (node:http's clientError). */
+interface ClientError extends Error {
+  readonly code?: string;
+  /** The bytes being parsed, when the parser failed on them. */
+  readonly rawPacket?: unknown;
+  /** Where in them it failed. */
+  readonly bytesParsed?: unknown;
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests too malformed for HTTP parsing, or too slow to arrive,
+ * still get an Error body, then the connection closes. The answer to HEAD has none. The method is
+ * that of the request still arriving, if Fastify took it; else it is read from the bytes Node was
+ * parsing. When neither shows it (headers that time out halfway come with no bytes) the body is sent.
+ */
+export function answerMalformedRequest(error: ClientError, socket: Socket): void {
+  if (!socket.writable) return;
+  const exchange = latestExchanges.get(socket);
+  const arriving = exchange !== undefined && !exchange.req.complete ? exchange : undefined;
+  if (arriving?.headersSent) {
+    // Answered already (a 401 before its body, a HEAD): a second answer would answer nothing.
+    socket.destroy();
+    return;
+  }
+  const method = arriving?.req.method ?? methodOfRefusedRequest(error.rawPacket, error.bytesParsed);
+  const { code, message } = clientErrorAnswer(error.code, method);
+  // No request was parsed, so no client id can be known: a new one, as on every other answer.
+  writeError(socket, code, message, { fields: { 'X-Request-Id': randomUUID(), 'Cache-Control': NO_STORE }, method });
+}
+
+function clientErrorAnswer(
+  nodeCode: string | undefined,
+  method: string | undefined,
+): { code: HttpErrorCode; message: string } {
   if (nodeCode === 'HPE_HEADER_OVERFLOW')
     return { code: 'headers_too_large', message: 'the request headers are too large' };
   if (nodeCode === 'ERR_HTTP_REQUEST_TIMEOUT')
     return { code: 'request_timeout', message: 'the request did not arrive in time' };
+  // A request line with a method HTTP/1.1 parsers do not know: 501 (RFC 9110 §9.1, §15.6.2).
+  if (nodeCode === 'HPE_INVALID_METHOD' && method !== undefined)
+    return {
+      code: 'method_not_implemented',
+      message: `the method ${quoted(method)} is not implemented (methods are case-sensitive); use GET, HEAD or POST`,
+    };
   return { code: 'invalid_body', message: 'the request is not valid HTTP/1.1' };
 }
 
@@ -145,9 +185,7 @@ function answerConnect(request: IncomingMessage, socket: Duplex): void {
     'method_not_allowed',
     `CONNECT is not allowed (target ${JSON.stringify(target)}); this is not a proxy`,
     {
-      Allow: '',
-      'X-Request-Id': requestIdOf(request),
-      'Cache-Control': NO_STORE,
+      fields: { Allow: '', 'X-Request-Id': requestIdOf(request), 'Cache-Control': NO_STORE },
     },
   );
   // A client that keeps sending (a body after CONNECT) would hold the half-closed socket open, and

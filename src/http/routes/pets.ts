@@ -109,7 +109,8 @@ export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, o
           'Strict: unknown fields (`id` included) are refused. `categoryId` is any int64 and is kept digit ' +
           'for digit. An optional `Idempotency-Key` header makes retries safe: the same key and body return ' +
           'the first response; the same key with another body is 422; a retry while the first is in flight ' +
-          'is 409. Keys are kept 24 hours per account.',
+          'is 409. Keys are kept 24 hours per account. A 503 does not tell whether the pet was created: ' +
+          'retried with the same key, it is created once; without a key, a retry may create it twice.',
         headers: Type.Object({
           'idempotency-key': Type.Optional(
             Type.String({
