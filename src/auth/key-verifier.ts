@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.ts';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
-import type { KeyPrincipal, KeyStore } from '../storage/store.ts';
+import type { BackgroundWrite, KeyPrincipal, KeyStore } from '../storage/store.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
 
 export type RejectionReason =
@@ -156,14 +156,32 @@ export class KeyVerifier {
 
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
-    await this.flushLastUsed();
+    await this.flushLastUsed('waiting');
   }
 
-  async flushLastUsed(): Promise<void> {
+  /**
+   * Writes last-used times back as a background write (BackgroundWrite in src/storage/store.ts): on
+   * each tick only if storage takes it at once, so no request ever waits for it. A batch that was
+   * not written is kept for the next try.
+   */
+  async flushLastUsed(mode: BackgroundWrite = 'if-idle'): Promise<void> {
     if (this.lastUsed.size === 0) return;
     const batch = new Map(this.lastUsed);
     this.lastUsed.clear();
-    await this.store.recordLastUsed(batch);
+    let written = false;
+    try {
+      written = await this.store.recordLastUsed(batch, mode);
+    } finally {
+      if (!written) this.keepUnwritten(batch);
+    }
+  }
+
+  /** A time recorded since the batch was taken is newer than the batch's, and stays. */
+  private keepUnwritten(batch: ReadonlyMap<string, number>): void {
+    for (const [keyId, at] of batch) {
+      const newer = this.lastUsed.get(keyId);
+      if (newer === undefined || newer < at) this.lastUsed.set(keyId, at);
+    }
   }
 
   private isBanned(principal: KeyPrincipal | undefined): boolean {

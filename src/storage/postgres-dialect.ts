@@ -74,6 +74,13 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
     pets: new PostgresGroupCommit(db, options.timeoutMs),
     isUniqueViolation: (error) => error instanceof Error && 'code' in error && error.code === '23505',
     callTimeoutMs: options.timeoutMs,
+    writeInBackground: async (statements, mode) => {
+      if (mode === 'if-idle' && !pool.hasSpareConnection()) return false;
+      await db.transaction().execute(async (trx) => {
+        for (const statement of statements) await trx.executeQuery(statement);
+      });
+      return true;
+    },
     migrate: () => migrate(url, options),
     destroy: () => db.destroy(),
   });
@@ -165,6 +172,12 @@ class TranslatingPool implements PostgresPool {
     } catch (error) {
       throw translate(error);
     }
+  }
+
+  /** A connection is to be had without queueing behind a request: one is idle or may be opened, and none is awaited. */
+  hasSpareConnection(): boolean {
+    const { waitingCount, idleCount, totalCount, options } = this.pool;
+    return waitingCount === 0 && (idleCount > 0 || totalCount < (options.max ?? 10));
   }
 
   async end(): Promise<void> {

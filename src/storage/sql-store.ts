@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import { settleWithin } from '../deadline.ts';
 import { ConflictError, StorageUnavailableError } from '../errors.ts';
 import type {
@@ -14,6 +14,7 @@ import type {
   AccountRecord,
   AccountStore,
   ApiKeyRecord,
+  BackgroundWrite,
   BanStore,
   IdempotencyScope,
   IdempotencyStore,
@@ -57,6 +58,11 @@ export interface StoreDialect {
    * once this long has passed, however its steps (pool wait, connect, statements) add up.
    */
   readonly callTimeoutMs?: number;
+  /**
+   * A background write (store.ts, BackgroundWrite): the statements in one transaction; false, with
+   * nothing written and nothing waited for, when `if-idle` finds storage busy.
+   */
+  writeInBackground(statements: readonly CompiledQuery[], mode: BackgroundWrite): Promise<boolean>;
   migrate(): Promise<number>;
   /** Closes connections; called once. */
   destroy(): Promise<void>;
@@ -402,23 +408,23 @@ class SqlKeys extends SqlTable implements KeyStore {
   }
 
   /**
-   * One transaction for the whole batch. Keys are updated in id order, so two instances flushing
-   * overlapping batches lock rows in the same order and cannot deadlock; a time never moves back.
+   * One transaction for the whole batch, as a background write. Keys are updated in id order, so two
+   * instances flushing overlapping batches lock rows in the same order and cannot deadlock; a time
+   * never moves back.
    */
-  async recordLastUsed(lastUsed: ReadonlyMap<string, number>): Promise<void> {
-    if (lastUsed.size === 0) return;
-    const entries = [...lastUsed].sort(([a], [b]) => byBytes(a, b));
-    const update = this.db.transaction().execute(async (trx) => {
-      for (const [id, at] of entries) {
-        await trx
+  async recordLastUsed(lastUsed: ReadonlyMap<string, number>, mode: BackgroundWrite = 'if-idle'): Promise<boolean> {
+    if (lastUsed.size === 0) return true;
+    const updates = [...lastUsed]
+      .sort(([a], [b]) => byBytes(a, b))
+      .map(([id, at]) =>
+        this.db
           .updateTable('api_keys')
           .set({ last_used_at: Math.trunc(at) })
           .where('id', '=', id)
           .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', Math.trunc(at))]))
-          .execute();
-      }
-    });
-    await this.within(update);
+          .compile(),
+      );
+    return this.within(this.dialect.writeInBackground(updates, mode));
   }
 }
 

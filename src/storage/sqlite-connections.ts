@@ -53,6 +53,13 @@ export class WriterLock {
   private locked = false;
   private readonly waiters: Array<() => void> = [];
 
+  /** The function that releases it, or undefined at once when another holds it: for background writes. */
+  tryAcquire(): (() => void) | undefined {
+    if (this.locked) return undefined;
+    this.locked = true;
+    return this.releaser();
+  }
+
   /** Resolves with the function that releases it; rejects with StorageUnavailableError at `deadline`. */
   acquire(deadline = Number.POSITIVE_INFINITY): Promise<() => void> {
     if (!this.locked) {
@@ -166,7 +173,9 @@ const isRead = (text: string): boolean => /^\s*select\b/i.test(text);
 /**
  * Kysely's driver over those connections. Kysely's own SQLite driver hands out one connection
  * behind a mutex, so a write waiting for the file's lock would hold up every read; here each
- * acquisition is a light session, and only writes and transactions take the writer.
+ * acquisition is a light session, and only writes and transactions take the writer. (Kysely's
+ * runtime adds such a mutex of its own for an adapter without multiple connections, so the
+ * dialect's adapter says it has them.)
  */
 export class NodeSqliteDriver implements Driver {
   private readonly connections: SqliteConnections;
@@ -269,5 +278,58 @@ class SqliteSession implements DatabaseConnection {
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
     const result = await this.executeQuery<R>(query);
     for (const row of result.rows) yield { rows: [row] };
+  }
+}
+
+/**
+ * A background write (src/storage/store.ts, BackgroundWrite) on SQLite: the statements in one
+ * transaction, only if this process's writer is free and one BEGIN IMMEDIATE finds the file's write
+ * lock free; otherwise nothing is written and it returns false, having waited for nothing, so it
+ * never queues behind or in front of a request. The statements run without yielding: the writer is
+ * held for them and the commit only.
+ */
+export function writeIfIdle(connections: SqliteConnections, statements: readonly CompiledQuery[]): boolean {
+  const release = connections.writerLock.tryAcquire();
+  if (!release) return false;
+  try {
+    try {
+      connections.writer.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      if (isBusy(error)) return false;
+      throw error;
+    }
+    commitStatements(connections.writer, statements);
+    return true;
+  } finally {
+    release();
+  }
+}
+
+/**
+ * The same write waiting as a request's does, up to the storage timeout, for the last flush at
+ * shutdown, when no request is left to hold up.
+ */
+export async function writeWaiting(
+  connections: SqliteConnections,
+  statements: readonly CompiledQuery[],
+): Promise<void> {
+  const deadline = performance.now() + connections.timeoutMs;
+  const release = await connections.writerLock.acquire(deadline);
+  try {
+    await retryWhileBusy(() => connections.writer.exec('BEGIN IMMEDIATE'), deadline);
+    commitStatements(connections.writer, statements);
+  } finally {
+    release();
+  }
+}
+
+/** Runs the statements in the transaction just begun and commits it, without yielding; rolls back on failure. */
+function commitStatements(writer: NodeSqliteDatabase, statements: readonly CompiledQuery[]): void {
+  try {
+    for (const statement of statements) writer.run(statement);
+    writer.exec('COMMIT');
+  } catch (error) {
+    if (writer.inTransaction) writer.exec('ROLLBACK');
+    throw error;
   }
 }

@@ -22,6 +22,8 @@ import {
   NodeSqliteDatabase,
   NodeSqliteDriver,
   sleep,
+  writeIfIdle,
+  writeWaiting,
   WriterLock,
   type SqliteConnections,
 } from './sqlite-connections.ts';
@@ -49,6 +51,11 @@ export function openSqliteStore(path: string, options: { readonly timeoutMs: num
     db,
     pets: new SqliteGroupCommit(db, connections),
     isUniqueViolation: (error) => error instanceof Error && /UNIQUE constraint failed/.test(error.message),
+    writeInBackground: async (statements, mode) => {
+      if (mode === 'if-idle') return writeIfIdle(connections, statements);
+      await writeWaiting(connections, statements);
+      return true;
+    },
     migrate: () => oneMigrationAtATime(() => migrateToLatest({ db, dialect: sqliteMigrationDialect })),
     destroy: () => db.destroy(),
   } satisfies StoreDialect);
@@ -135,6 +142,11 @@ class NodeSqliteDialect extends SqliteDialect {
 
 class TransactionalDdlAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+
+  // With false, Kysely lends one connection at a time: every read waited out a transaction retrying a locked file.
+  override get supportsMultipleConnections(): boolean {
     return true;
   }
 }

@@ -142,9 +142,27 @@ export interface KeyStore {
   listForAccount(accountId: number): Promise<ApiKeyRecord[]>;
   /** Returns false when no such key exists. Revoking twice keeps the first time. */
   revoke(id: string, now: number): Promise<boolean>;
-  /** Records last-used times, batched by the caller so the hot path never writes. */
-  recordLastUsed(lastUsed: ReadonlyMap<string, number>): Promise<void>;
+  /**
+   * Records last-used times, batched by the caller so the hot path never writes; a time never moves
+   * back. A background write: resolves false, having written nothing, when storage was busy.
+   */
+  recordLastUsed(lastUsed: ReadonlyMap<string, number>, mode?: BackgroundWrite): Promise<boolean>;
 }
+
+/**
+ * Background writes (last-used times, and any other batch a timer writes) never queue behind or in
+ * front of requests, so no request ever waits for one.
+ * - `if-idle` (the default; every interval): tried only if storage can take it at once. On SQLite,
+ *   this process's writer must be free and one BEGIN IMMEDIATE must find the file's write lock free;
+ *   nothing waits. On PostgreSQL, a pooled connection must be free without queueing for it; the
+ *   write then holds it for its statements only, bounded by the storage timeout like any call.
+ *   Otherwise nothing is written and the call resolves false.
+ * - `waiting` (the last flush at shutdown, when no request is left to hold up): waits as a request
+ *   does, up to the storage timeout.
+ * The caller keeps a batch that was not written (false, or StorageUnavailableError), merged with
+ * newer values, for its next try.
+ */
+export type BackgroundWrite = 'if-idle' | 'waiting';
 
 export interface IdempotencyStore {
   /** Deletes records created before `before`. */

@@ -9,6 +9,7 @@ import { postgresBackend, type Backend } from '../support/backends.ts';
 import { errorOf, request, type HttpAnswer } from '../support/http-client.ts';
 import { redisBackend } from '../support/redis-backend.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { driveToBan, retryAfterOf, sleep } from '../ratelimit/rate-limit-assertions.ts';
 
@@ -74,6 +75,112 @@ describe('PostgreSQL unreachable', { skip: postgres.skip }, () => {
     await expectUnavailable();
     proxy.forward();
     await expectRecovered();
+  });
+});
+
+describe('PostgreSQL unreachable: what needs no storage', { skip: postgres.skip }, () => {
+  /** A cached answer takes milliseconds; this is far above the noise, and below the key cache's 1 s. */
+  const READ_BOUND_MS = 500;
+  const WRITE_MARGIN_MS = 250;
+  const START = Date.parse('2026-06-01T12:00:00Z');
+  let proxy: TcpProxy;
+  let app: TestApp;
+  let clock: ManualClock;
+  let headers: Record<string, string>;
+  const ids: number[] = [];
+
+  before(async () => {
+    proxy = await startTcpProxy(5432);
+    const direct = await postgres.freshDatabaseUrl();
+    clock = new ManualClock(START);
+    app = await startTestApp({
+      clock,
+      env: {
+        DATABASE_URL: direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
+        STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
+        KEY_CACHE_TTL_MS: '1000',
+      },
+    });
+    headers = { authorization: `Bearer ${(await app.newKey({ plan: 'business' })).key}` };
+    for (let i = 0; i < 3; i += 1) {
+      const response = await request(app, '/v1/pets', {
+        method: 'POST',
+        headers,
+        json: { name: `pet-${i}`, categoryId: 1, status: 'sold' },
+      });
+      assert.equal(response.status, 201);
+      ids.push(response.json<{ id: number }>().id);
+    }
+    // Cached from now on: the full first page and the first pet.
+    assert.equal((await request(app, '/v1/pets?limit=2', { headers })).status, 200);
+    assert.equal((await request(app, `/v1/pets/${ids[0]}`, { headers })).status, 200);
+  });
+
+  after(async () => {
+    await app.close();
+    await proxy.close();
+    await postgres.cleanup();
+  });
+
+  async function timed(answer: Promise<HttpAnswer>): Promise<{ response: HttpAnswer; ms: number }> {
+    const started = performance.now();
+    const response = await answer;
+    return { response, ms: performance.now() - started };
+  }
+
+  test('a silent network: cached reads and keys answer at once, creations get 503 in time', async () => {
+    const usedAt = START + 60_000;
+    clock.set(usedAt);
+    // A key looked up just now: its cached verdict holds for KEY_CACHE_TTL_MS, longer than this test's requests.
+    const fresh = await app.newKey({ plan: 'business' });
+    const freshHeaders = { authorization: `Bearer ${fresh.key}` };
+    assert.equal((await request(app, '/v1/usage', { headers: freshHeaders })).status, 200);
+
+    proxy.blackhole();
+    try {
+      // The last-used write-back, as its timer starts it, during the outage.
+      const flushStarted = performance.now();
+      const flushed = app.services.keyVerifier
+        .flushLastUsed()
+        .catch(() => undefined)
+        .then(() => performance.now() - flushStarted);
+      const post = (idempotencyKey?: string): Promise<HttpAnswer> =>
+        request(app, '/v1/pets', {
+          method: 'POST',
+          headers: { ...freshHeaders, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+          json: { name: 'during', categoryId: 1, status: 'sold' },
+        });
+      const reads = {
+        cachedPage: timed(request(app, '/v1/pets?limit=2', { headers: freshHeaders })),
+        cachedPet: timed(request(app, `/v1/pets/${ids[0]}`, { headers: freshHeaders })),
+        usage: timed(request(app, '/v1/usage', { headers: freshHeaders })),
+      };
+      const writes = { plain: timed(post()), idempotent: timed(post(randomUUID())) };
+      for (const [name, read] of Object.entries(reads)) {
+        const { response, ms } = await read;
+        assert.equal(response.status, 200, `${name}: ${response.text}`);
+        assert.ok(ms < READ_BOUND_MS, `${name} took ${Math.round(ms)} ms while PostgreSQL was unreachable`);
+      }
+      for (const [name, write] of Object.entries(writes)) {
+        const { response, ms } = await write;
+        assert.equal(response.status, 503, `${name}: ${response.text}`);
+        assert.equal(response.json<{ code: string }>().code, 'service_unavailable');
+        assert.ok(ms < TIMEOUT_MS + WRITE_MARGIN_MS, `${name} got its 503 after ${Math.round(ms)} ms`);
+      }
+      const flushMs = await flushed;
+      assert.ok(flushMs < TIMEOUT_MS + WRITE_MARGIN_MS, `the write-back took ${Math.round(flushMs)} ms`);
+    } finally {
+      proxy.forward();
+    }
+
+    // Back: the batch the outage kept is written by the next write-back.
+    const deadline = Date.now() + 10_000;
+    while ((await request(app, '/v1/pets', { headers })).status !== 200) {
+      assert.ok(Date.now() < deadline, 'still unavailable after PostgreSQL came back');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await app.services.keyVerifier.flushLastUsed();
+    assert.equal((await app.services.store.keys.findById(fresh.keyId))?.lastUsedAt, usedAt);
   });
 });
 

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { StorageUnavailableError } from '../../src/errors.ts';
+import { openSqliteStore } from '../../src/storage/sqlite-dialect.ts';
 import { request, type HttpAnswer } from '../support/http-client.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { holdWriteLock, watchEventLoop } from '../support/sqlite-write-lock.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -22,38 +25,6 @@ const LOCK_HELD_MS = 2500;
 const READ_MS = TIMEOUT_MS;
 /** Far from the lock's 2.5 s: a blocking busy wait shows as a gap of about that length. */
 const LONGEST_LOOP_GAP_MS = 500;
-
-/** A child process that takes the write lock, says so, and holds it for `holdMs`. */
-async function holdWriteLock(path: string, holdMs: number): Promise<ChildProcess> {
-  const script = `
-    const { DatabaseSync } = require('node:sqlite');
-    const db = new DatabaseSync(${JSON.stringify(path)});
-    db.exec('BEGIN IMMEDIATE');
-    db.exec("INSERT INTO pets (name, category_id, status, created_at) VALUES ('locker', 1, NULL, 0)");
-    process.stdout.write('locked\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${holdMs});`;
-  const child = spawn(process.execPath, ['--no-warnings', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  assert.equal(chunk.toString().trim(), 'locked');
-  return child;
-}
-
-/** The longest gap between ticks of a 10 ms timer, i.e. the longest the event loop was blocked. */
-function watchEventLoop(): { stop(): number } {
-  let last = performance.now();
-  let longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 10);
-  return {
-    stop() {
-      clearInterval(timer);
-      return longest;
-    },
-  };
-}
 
 async function timed(answer: Promise<HttpAnswer>): Promise<{ response: HttpAnswer; ms: number; body: unknown }> {
   const started = performance.now();
@@ -148,4 +119,162 @@ describe('SQLite file locked by another process', () => {
     assert.equal((lastPage.body as unknown[]).length, 3);
     assert.ok(performance.now() - lockedAt < LOCK_HELD_MS, 'the lock was still held during the requests');
   }
+});
+
+/**
+ * The write-back of keys' last-used times (KeyVerifier.flushLastUsed, which a timer calls every few
+ * seconds) while another process holds the write lock for longer than two of its intervals. It is a
+ * background write: it skips and keeps its batch instead of waiting, and no request waits for it.
+ * Every request looks its key up in storage (KEY_CACHE_TTL_MS=0), so authentication is a read too.
+ */
+describe('SQLite file locked by another process while last-used times are written back', () => {
+  /** Long enough that a read held up by a waiting write-back shows: it would take about this long. */
+  const TIMEOUT_MS = 1000;
+  /** A read answers in milliseconds; this is far above the noise of a loaded machine. */
+  const READ_BOUND_MS = 500;
+  const WRITE_MARGIN_MS = 250;
+  /** Two rounds of a write-back and requests, each up to the timeout for its 503s, and some slack. */
+  const HELD_MS = 2 * TIMEOUT_MS + 1500;
+  const START = Date.parse('2026-06-01T12:00:00Z');
+  const LOCKED_AT = START + 60_000;
+
+  let directory: string;
+  let path: string;
+  let app: TestApp;
+  let clock: ManualClock;
+  let keyId: string;
+  let headers: Record<string, string>;
+  const ids: number[] = [];
+
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'petstore-lock-'));
+    path = join(directory, 'petstore.db');
+    clock = new ManualClock(START);
+    app = await startTestApp({
+      clock,
+      env: { DATABASE_URL: `sqlite:${path}`, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), KEY_CACHE_TTL_MS: '0' },
+    });
+    const created = await app.newKey({ plan: 'business' });
+    keyId = created.keyId;
+    headers = { authorization: `Bearer ${created.key}` };
+    for (let i = 0; i < 5; i += 1) {
+      const response = await request(app, '/v1/pets', {
+        method: 'POST',
+        headers,
+        json: { name: `pet-${i}`, categoryId: 1, status: 'available' },
+      });
+      assert.equal(response.status, 201);
+      ids.push(response.json<{ id: number }>().id);
+    }
+    // Cached from now on: the full first page and the first pet.
+    assert.equal((await request(app, '/v1/pets?limit=2', { headers })).status, 200);
+    assert.equal((await request(app, `/v1/pets/${ids[0]}`, { headers })).status, 200);
+    await app.services.keyVerifier.flushLastUsed();
+  });
+
+  after(async () => {
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  const post = (name: string, key?: string): Promise<HttpAnswer> =>
+    request(app, '/v1/pets', {
+      method: 'POST',
+      headers: { ...headers, ...(key ? { 'idempotency-key': key } : {}) },
+      json: { name, categoryId: 1, status: 'available' },
+    });
+
+  /** A write-back started as the timer starts it, and requests of every kind while it runs. */
+  async function round(uncachedPetId: number): Promise<void> {
+    const flushStarted = performance.now();
+    const flushed = app.services.keyVerifier
+      .flushLastUsed()
+      .catch(() => undefined)
+      .then(() => performance.now() - flushStarted);
+    const reads = {
+      cachedPage: timed(request(app, '/v1/pets?limit=2', { headers })),
+      uncachedPage: timed(request(app, '/v1/pets?limit=100', { headers })),
+      cachedPet: timed(request(app, `/v1/pets/${ids[0]}`, { headers })),
+      uncachedPet: timed(request(app, `/v1/pets/${uncachedPetId}`, { headers })),
+      usage: timed(request(app, '/v1/usage', { headers })),
+    };
+    const writes = { plain: timed(post('during')), idempotent: timed(post('during', randomUUID())) };
+    for (const [name, read] of Object.entries(reads)) {
+      const { response, ms } = await read;
+      assert.equal(response.status, 200, `${name}: ${response.text}`);
+      assert.ok(ms < READ_BOUND_MS, `${name} took ${Math.round(ms)} ms while the file was locked`);
+    }
+    for (const [name, write] of Object.entries(writes)) {
+      const { response, ms } = await write;
+      assert.equal(response.status, 503, `${name}: ${response.text}`);
+      assert.ok(ms < TIMEOUT_MS + WRITE_MARGIN_MS, `${name} got its 503 after ${Math.round(ms)} ms`);
+    }
+    const flushMs = await flushed;
+    assert.ok(flushMs < READ_BOUND_MS, `the write-back waited ${Math.round(flushMs)} ms for the lock`);
+  }
+
+  it('reads, key lookups and 503s keep their usual latency; the skipped batch is written afterwards', async () => {
+    const loop = watchEventLoop();
+    const locker = await holdWriteLock(path, HELD_MS);
+    const lockedAt = performance.now();
+    try {
+      const exited = once(locker, 'exit');
+      clock.set(LOCKED_AT);
+      // Gives the write-back a batch: this request's key was used at LOCKED_AT.
+      assert.equal((await request(app, '/v1/usage', { headers })).status, 200);
+      await round(ids[2] as number);
+      await round(ids[3] as number);
+      assert.ok(performance.now() - lockedAt < HELD_MS, 'the lock was still held during the requests');
+      await exited;
+      const longestGap = loop.stop();
+      assert.ok(longestGap < LONGEST_LOOP_GAP_MS, `the event loop was blocked for ${Math.round(longestGap)} ms`);
+    } finally {
+      loop.stop();
+      locker.kill();
+    }
+
+    // The batches the lock made the write-back skip were kept: the next write-back records LOCKED_AT.
+    await app.services.keyVerifier.flushLastUsed();
+    assert.equal((await app.services.store.keys.findById(keyId))?.lastUsedAt, LOCKED_AT);
+  });
+});
+
+/**
+ * Any write through the query layer (a ban, an account, a key) waits for the lock on timers; reads
+ * go to their own connection and never wait behind it, in this process's query layer either.
+ */
+describe('a write of the query layer waiting for the lock', () => {
+  const TIMEOUT_MS = 1000;
+  const READ_BOUND_MS = 500;
+  const NOW = Date.parse('2026-06-01T12:00:00Z');
+
+  it('holds up no read while it waits', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-lock-'));
+    const path = join(directory, 'petstore.db');
+    const store = openSqliteStore(path, { timeoutMs: TIMEOUT_MS });
+    try {
+      await store.migrate();
+      await store.pets.create({ name: 'rex', categoryId: 1n, status: null }, NOW);
+      const locker = await holdWriteLock(path, TIMEOUT_MS + 1000);
+      const exited = once(locker, 'exit');
+      const waiting = store.accounts.create({ name: 'late', plan: 'free', perMinute: null, perDay: null }, NOW);
+      const failed = assert.rejects(waiting, StorageUnavailableError);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const started = performance.now();
+      const [pets, accounts] = await Promise.all([
+        store.pets.list({ afterId: 0, limit: 10, status: undefined }),
+        store.accounts.count(),
+        store.keys.findPrincipalByHash('no-such-hash'),
+      ]);
+      const ms = performance.now() - started;
+      assert.ok(ms < READ_BOUND_MS, `the reads took ${Math.round(ms)} ms behind a waiting write`);
+      assert.equal(pets.length, 1);
+      assert.equal(accounts, 0);
+      await failed;
+      await exited;
+    } finally {
+      await store.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
 });

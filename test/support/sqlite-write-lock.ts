@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+
+/**
+ * A child process that takes the SQLite file's write lock (BEGIN IMMEDIATE, and inserts a pet named
+ * 'locker' under it), says so, holds it for `holdMs` and then commits: another process, as a backup,
+ * a migration or a CLI command would be. Resolves once the lock is held.
+ */
+export async function holdWriteLock(path: string, holdMs: number): Promise<ChildProcess> {
+  const script = `
+    const { DatabaseSync } = require('node:sqlite');
+    const db = new DatabaseSync(${JSON.stringify(path)});
+    db.exec('BEGIN IMMEDIATE');
+    db.exec("INSERT INTO pets (name, category_id, status, created_at) VALUES ('locker', 1, NULL, 0)");
+    process.stdout.write('locked\\n');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${holdMs});`;
+  const child = spawn(process.execPath, ['--no-warnings', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
+  assert.equal(chunk.toString().trim(), 'locked');
+  return child;
+}
+
+/** The longest gap between ticks of a 10 ms timer, i.e. the longest the event loop was blocked. */
+export function watchEventLoop(): { stop(): number } {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      return longest;
+    },
+  };
+}
