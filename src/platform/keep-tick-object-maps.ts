@@ -17,9 +17,10 @@ import { createHook } from 'node:async_hooks';
  * keeps its shape alive, and the caches stay monomorphic.
  *
  * Measured on Node 24.21.0 against the same code without this file in `npm run bench` (compare mode,
- * 5 alternating rounds of 8 s, SQLite): list 1.15×, get 1.14× and post 1.07× as medians of the
- * rounds' ratios. Another Node version may build tick objects differently: measure again before
- * relying on the figure, and delete the import when it no longer pays.
+ * 5 alternating rounds of 8 s, SQLite), as medians of the rounds' ratios: on 2026-11-25 post 1.26×
+ * (faster in every round), list 0.99× and get 1.01×; an earlier run had list 1.15×, get 1.14× and
+ * post 1.07×. Another Node version may build tick objects differently: measure again before relying
+ * on the figure, and delete the import when it no longer pays.
  */
 const keptTickObject = newTickObject();
 
