@@ -62,7 +62,11 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
       logger.warn({ err: error.message }, 'PostgreSQL closed an idle connection; the pool opens a new one when needed'),
   });
   const metrics = createMetrics({ collectProcessMetrics: options.collectProcessMetrics ?? false });
-  const keyVerifier = new KeyVerifier(store.keys, clock, { ttlMs: config.keyCacheTtlMs });
+  const keyVerifier = new KeyVerifier(store.keys, clock, {
+    ttlMs: config.keyCacheTtlMs,
+    // Read at request time, once the policy below exists.
+    banEndOf: (keyId) => policy.banEnd(keyId),
+  });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const redis =
     config.redisUrl === undefined ? undefined : await openRedisLimiter(config.redisUrl, config, clock, metrics, logger);
@@ -71,8 +75,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     anonymousPerMinute: config.anonLimitPerMinute,
     usagePerMinute: config.usagePerMinute,
     ban: config.ban,
-    onBanned: (keyId, until) => keyVerifier.keepWhileBanned(keyId, until),
-    onBanLifted: (keyId) => keyVerifier.releaseBan(keyId),
+    onBanLifted: (keyId) => keyVerifier.invalidateKey(keyId),
     onBanNotRecorded: (keyId, error) =>
       logger.warn({ err: error.message, keyId }, 'a ban could not be recorded in storage; it holds in the limiter'),
     onRefused: (reason) => metrics.rateLimited.inc({ reason }),

@@ -30,6 +30,11 @@ export interface KeyVerifierOptions {
   readonly lastUsedFlushMs?: number;
   /** Monotonic milliseconds for cache ages; staleness is a real-time bound, not a wall-clock one. */
   readonly monotonicNow?: () => number;
+  /**
+   * When the key's ban ends, as the rate-limit policy knows it (0: none). A banned key's answers are
+   * kept, however old, until then.
+   */
+  readonly banEndOf?: (keyId: string) => number;
 }
 
 const BEARER = /^bearer(?:[ \t]+(.*))?$/i;
@@ -40,19 +45,18 @@ const BEARER = /^bearer(?:[ \t]+(.*))?$/i;
  * revocation, expiry or plan change made on any instance takes effect within `ttlMs`.
  *
  * A banned key's entries are the exception: they are kept until the ban ends or is lifted
- * (keepWhileBanned, releaseBan), so its requests, all refused anyway, cost storage nothing and are
+ * (banEndOf; a lifting invalidates the key), so its requests, all refused anyway, cost storage nothing and are
  * refused as banned even while storage is unreachable.
  */
 export class KeyVerifier {
   private readonly cache: LRUCache<string, CacheEntry>;
   private readonly inFlight = new Map<string, Promise<KeyPrincipal | undefined>>();
   private readonly lastUsed = new Map<string, number>();
-  /** Key id → end of its ban (clock milliseconds), while this instance knows of one. */
-  private readonly bans = new Map<string, number>();
   private readonly store: KeyStore;
   private readonly clock: Clock;
   private readonly ttlMs: number;
   private readonly monotonicNow: () => number;
+  private readonly banEndOf: ((keyId: string) => number) | undefined;
   private readonly flushTimer: NodeJS.Timeout;
 
   constructor(store: KeyStore, clock: Clock, options: KeyVerifierOptions) {
@@ -65,6 +69,7 @@ export class KeyVerifier {
       sizeCalculation: cacheEntryBytes,
     });
     this.monotonicNow = options.monotonicNow ?? (() => performance.now());
+    this.banEndOf = options.banEndOf;
     this.flushTimer = setInterval(
       () => void this.flushLastUsed().catch(() => undefined),
       options.lastUsedFlushMs ?? 5000,
@@ -123,20 +128,7 @@ export class KeyVerifier {
     return token;
   }
 
-  /** Keeps the key's cached answers, however old, until `until` (the end of its ban). */
-  keepWhileBanned(keyId: string, until: number): void {
-    const now = this.clock.now();
-    for (const [banned, end] of this.bans) if (end <= now) this.bans.delete(banned);
-    this.bans.set(keyId, until);
-  }
-
-  /** The key's ban was lifted: its cached answers go, so that the next request reads it afresh. */
-  releaseBan(keyId: string): void {
-    this.bans.delete(keyId);
-    this.invalidateKey(keyId);
-  }
-
-  /** Forget cached answers about one key. */
+  /** Forget cached answers about one key, e.g. after its ban was lifted, so the next request reads it afresh. */
   invalidateKey(keyId: string): void {
     const stale: string[] = [];
     for (const [authorization, entry] of this.cache.entries())
@@ -185,8 +177,8 @@ export class KeyVerifier {
   }
 
   private isBanned(principal: KeyPrincipal | undefined): boolean {
-    if (principal === undefined || this.bans.size === 0) return false;
-    return (this.bans.get(principal.keyId) ?? 0) > this.clock.now();
+    if (principal === undefined || this.banEndOf === undefined) return false;
+    return this.banEndOf(principal.keyId) > this.clock.now();
   }
 
   private judge(principal: KeyPrincipal | undefined): Verification {

@@ -38,8 +38,6 @@ export interface RateLimitPolicyOptions {
   /** Requests per minute per account to GET /v1/usage, counted apart from the account's windows. */
   readonly usagePerMinute: number;
   readonly ban: BanSettings;
-  /** Called when this instance learns that a key is banned until `until`: its verdict may be kept until then. */
-  readonly onBanned: (keyId: string, until: number) => void;
   /** Called when a ban this instance knew of was lifted: what was kept about the key must go. */
   readonly onBanLifted: (keyId: string) => void;
   /** Called when a ban could not be written to storage; it holds in the limiter all the same. */
@@ -168,6 +166,14 @@ export class RateLimitPolicy {
     return lifted;
   }
 
+  /**
+   * When the key's ban, as this instance knows it, ends (0: no ban known). Until then its verdict
+   * may be kept without asking storage again.
+   */
+  banEnd(keyId: string): number {
+    return this.held.get(keyId) ?? 0;
+  }
+
   close(): void {
     this.stopLiftCheck();
   }
@@ -227,7 +233,6 @@ export class RateLimitPolicy {
   private hold(keyId: string, until: number): void {
     if (this.held.get(keyId) === until) return;
     this.held.set(keyId, until);
-    this.options.onBanned(keyId, until);
     if (this.liftCheck === undefined) {
       this.liftCheck = setInterval(() => void this.checkLifts(), this.options.liftCheckEveryMs ?? 1000);
       this.liftCheck.unref();
