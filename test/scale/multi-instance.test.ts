@@ -97,7 +97,9 @@ describe('three instances on PostgreSQL and Redis', { skip: postgres.skip ?? red
       split[outcome] = (split[outcome] ?? 0) + 1;
       if (outcome === 'key_banned') {
         const retryAfter = Number(answer.headers.get('retry-after'));
-        assert.ok(retryAfter >= 895 && retryAfter <= 900, `a ban's Retry-After: ${retryAfter}`);
+        // Up to 901: a request reads the clock as it starts, and one that started a moment before the
+        // request that began the ban may be answered after it, its second rounded up.
+        assert.ok(retryAfter >= 895 && retryAfter <= 901, `a ban's Retry-After: ${retryAfter}`);
       }
       if (outcome === 'rate_limited') assert.ok(Number(answer.headers.get('retry-after')) <= 60);
     }
