@@ -1,0 +1,96 @@
+import type { ConsoleAsset, ConsoleAssets } from './console-assets.ts';
+
+/** The console's pages: each a fixed shell that console.js fills from the admin API. */
+export type ConsolePage = 'overview' | 'accounts' | 'account' | 'deprecated';
+
+const TITLES: Readonly<Record<ConsolePage, string>> = {
+  overview: 'Overview',
+  accounts: 'Accounts',
+  account: 'Account',
+  deprecated: 'Deprecated callers',
+};
+
+const NAVIGATION: readonly { readonly href: string; readonly label: string; readonly pages: readonly ConsolePage[] }[] =
+  [
+    { href: '/console', label: 'Overview', pages: ['overview'] },
+    { href: '/console/accounts', label: 'Accounts', pages: ['accounts', 'account'] },
+    { href: '/console/deprecated', label: 'Deprecated callers', pages: ['deprecated'] },
+  ];
+
+/** Every page and asset is served under a fixed path; nothing in a shell comes from a request. */
+function link(path: string, file: ConsoleAsset): string {
+  return `${path}?v=${file.version}`;
+}
+
+function head(title: string, styles: readonly string[], scripts: readonly string[]): string {
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${title} — Pet store console</title>`,
+    // No favicon request to answer 404 (img-src allows data:).
+    '<link rel="icon" href="data:,">',
+    ...styles.map((href) => `<link rel="stylesheet" href="${href}">`),
+    ...scripts.map((src) => `<script src="${src}" defer></script>`),
+    '</head>',
+  ].join('\n');
+}
+
+export function consolePageHtml(page: ConsolePage, assets: ConsoleAssets): string {
+  const files = assets.page;
+  const nav = NAVIGATION.map(({ href, label, pages }) => {
+    const current = pages.includes(page) ? ' aria-current="page"' : '';
+    return `<a href="${href}"${current}>${label}</a>`;
+  }).join('\n');
+  return [
+    head(
+      TITLES[page],
+      [
+        link('/console/assets/uplot.css', files['uplot.css']),
+        link('/console/assets/console.css', files['console.css']),
+      ],
+      [link('/console/assets/uplot.js', files['uplot.js']), link('/console/assets/console.js', files['console.js'])],
+    ),
+    `<body data-page="${page}">`,
+    '<header class="top">',
+    '<span class="brand">Pet store console</span>',
+    `<nav>\n${nav}\n</nav>`,
+    '<button type="button" id="logout" class="quiet">Log out</button>',
+    '</header>',
+    '<p id="notice" role="status" hidden></p>',
+    '<main id="main"><p class="loading">Loading…</p></main>',
+    '<noscript><p>The console needs JavaScript.</p></noscript>',
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+export function loginPageHtml(assets: ConsoleAssets): string {
+  const files = assets.login;
+  return [
+    head(
+      'Log in',
+      [link('/console/login/assets/console.css', files['console.css'])],
+      [link('/console/login/assets/login.js', files['login.js'])],
+    ),
+    '<body data-page="login">',
+    '<main class="login">',
+    '<h1>Pet store console</h1>',
+    '<p>Log in with an operator token, made with <code>petstore operator token create</code>.</p>',
+    // POST, so that the token never ends up in an address even if the script did not run.
+    '<form id="login" method="post" autocomplete="off">',
+    '<label for="token">Operator token</label>',
+    '<input id="token" name="token" type="password" autocomplete="off" required spellcheck="false">',
+    '<button type="submit">Log in</button>',
+    '<p id="login-error" class="error" role="alert" hidden></p>',
+    '</form>',
+    '<noscript><p>The console needs JavaScript.</p></noscript>',
+    '</main>',
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}

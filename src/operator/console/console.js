@@ -1,0 +1,542 @@
+/* global uPlot, document, window, fetch, location, confirm, queueMicrotask */
+// The operator console in the browser (served as is by src/operator/console/console-routes.ts). The
+// pages allow no inline script or style: everything is built here from the admin API's answers, and
+// every text from them goes into the page as text (textContent, text nodes), never as markup.
+'use strict';
+
+const OUTCOMES = ['2xx', '4xx', '429', 'banned', '5xx'];
+const OUTCOME_COLORS = { '2xx': '#2e7d32', '4xx': '#e08e00', 429: '#8e24aa', banned: '#c62828', '5xx': '#37474f' };
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const WHOLE_STEPS = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].flatMap((scale) => [scale, 2 * scale, 5 * scale]);
+
+/** The admin API said 401: the cookie is gone or its token was deleted; the login page is next. */
+class LoggedOut extends Error {}
+
+/** Calls the admin API with the console's cookie; the JSON answer, or an Error with the API's message. */
+async function api(path, init = {}) {
+  const response = await fetch(path, {
+    ...init,
+    credentials: 'same-origin',
+    headers: { accept: 'application/json', ...init.headers },
+  });
+  if (response.status === 401) {
+    location.assign('/console/login');
+    throw new LoggedOut('not logged in');
+  }
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text === '' ? null : JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's page): the status says enough.
+  }
+  if (!response.ok) throw new Error(body?.message ?? `the admin API answered ${response.status}`);
+  return body;
+}
+
+/**
+ * An element with attributes and children. Children are nodes or text (strings and numbers become
+ * text nodes); attributes are set one by one, `on…` ones as listeners. Nothing is parsed as HTML.
+ */
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(typeof child === 'object' ? child : String(child));
+  }
+  return node;
+}
+
+function accountHref(name) {
+  return `/console/accounts/${encodeURIComponent(name)}`;
+}
+
+function accountLink(name) {
+  return el('a', { href: accountHref(name) }, name);
+}
+
+const numberFormat = new Intl.NumberFormat('en');
+
+function count(value) {
+  return value === null || value === undefined ? '—' : numberFormat.format(value);
+}
+
+/** An ISO time as `2025-06-01 14:05 UTC`: one zone for every operator, the zone of the admin API. */
+function utc(iso) {
+  if (iso === null || iso === undefined) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso);
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** `3 min ago`, `in 2 h`; the exact time is the element's title. */
+function relative(iso, now = Date.now()) {
+  if (iso === null || iso === undefined) return el('span', { class: 'note' }, 'never');
+  const ms = Date.parse(iso) - now;
+  const past = ms < 0;
+  const abs = Math.abs(ms);
+  const [amount, unit] =
+    abs < 60_000
+      ? [Math.round(abs / 1000), 's']
+      : abs < HOUR_MS
+        ? [Math.round(abs / 60_000), 'min']
+        : abs < 2 * DAY_MS
+          ? [Math.round(abs / HOUR_MS), 'h']
+          : [Math.round(abs / DAY_MS), 'days'];
+  return el('time', { datetime: iso, title: utc(iso) }, past ? `${amount} ${unit} ago` : `in ${amount} ${unit}`);
+}
+
+function badge(text, kind) {
+  return el('span', { class: kind ? `badge ${kind}` : 'badge' }, text);
+}
+
+function table(headings, rows, emptyText) {
+  if (rows.length === 0) return el('p', { class: 'empty' }, emptyText);
+  const head = el(
+    'tr',
+    {},
+    headings.map((heading) =>
+      typeof heading === 'string' ? el('th', {}, heading) : el('th', { class: heading.class }, heading.text),
+    ),
+  );
+  return el('table', {}, el('thead', {}, head), el('tbody', {}, rows));
+}
+
+function statList(items) {
+  return el(
+    'dl',
+    { class: 'stats' },
+    items.map(({ label, value, kind, name }) =>
+      el('div', { class: 'stat' }, el('dt', {}, label), el('dd', { class: kind, 'data-stat': name }, value)),
+    ),
+  );
+}
+
+function panel(title, ...children) {
+  return el('section', { class: 'panel' }, el('h2', {}, title), ...children);
+}
+
+/** A panel whose content comes from a promise: its error, if any, is shown in place of the content. */
+function loadingPanel(title, promise, render) {
+  const body = el('div', {}, el('p', { class: 'loading' }, 'Loading…'));
+  promise.then(
+    (value) => body.replaceChildren(...[render(value)].flat(Infinity).filter((node) => node !== null)),
+    (error) => {
+      if (!(error instanceof LoggedOut)) body.replaceChildren(el('p', { class: 'error' }, error.message));
+    },
+  );
+  return panel(title, body);
+}
+
+function notify(text, isError = false) {
+  const notice = document.getElementById('notice');
+  notice.textContent = text;
+  notice.classList.toggle('error', isError);
+  notice.hidden = false;
+}
+
+function iso(ms) {
+  return new Date(ms).toISOString();
+}
+
+// ——— Charts ———
+
+/**
+ * A history (`{from, to, granularity, points}`) as uPlot data: one x per hour or day of the range,
+ * one series per outcome summed over the operations, zeros where nothing was counted.
+ */
+function outcomeData(history) {
+  const step = history.granularity === 'day' ? DAY_MS : HOUR_MS;
+  const from = Date.parse(history.from);
+  const to = Date.parse(history.to);
+  const xs = [];
+  for (let at = from; at < to; at += step) xs.push(at / 1000);
+  const series = OUTCOMES.map(() => new Array(xs.length).fill(0));
+  for (const point of history.points) {
+    const index = Math.round((Date.parse(point.at) - from) / step);
+    const outcome = OUTCOMES.indexOf(point.outcome);
+    if (outcome >= 0 && index >= 0 && index < xs.length) series[outcome][index] += point.count;
+  }
+  return [xs, ...series];
+}
+
+/** Ticks of the time axis in UTC, 24-hour: `06-01` for days, `14:00` for hours and the date at midnight. */
+function utcTicks(_plot, ticks, _axis, _space, increment) {
+  return ticks.map((tick) => {
+    const text = new Date(tick * 1000).toISOString();
+    const date = text.slice(5, 10);
+    const time = text.slice(11, 16);
+    if (increment >= DAY_MS / 1000) return date;
+    return time === '00:00' ? `${time}\n${date}` : time;
+  });
+}
+
+function utcDate(seconds) {
+  return uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC');
+}
+
+/**
+ * A uPlot chart of requests by outcome, with the totals of the period under it. The container carries
+ * them as data-total and data-total-<outcome>, for whoever reads the page without looking at it.
+ */
+function outcomeChart(history) {
+  const data = outcomeData(history);
+  const totals = OUTCOMES.map((_, index) => data[index + 1].reduce((sum, value) => sum + value, 0));
+  const total = totals.reduce((sum, value) => sum + value, 0);
+  const daily = history.granularity === 'day';
+  const chart = el('div', { class: 'chart', 'data-total': total });
+  OUTCOMES.forEach((outcome, index) => chart.setAttribute(`data-total-${outcome}`, String(totals[index])));
+  const legend = el(
+    'ul',
+    { class: 'totals', 'aria-label': 'Requests in this period by outcome' },
+    OUTCOMES.map((outcome, index) => {
+      const swatch = el('span', { class: 'swatch' });
+      // A style set through the DOM, not an inline style attribute: the page's policy allows it.
+      swatch.style.backgroundColor = OUTCOME_COLORS[outcome];
+      return el('li', { 'data-outcome': outcome }, swatch, `${outcome}: `, el('strong', {}, count(totals[index])));
+    }),
+  );
+  const note = total === 0 ? el('p', { class: 'empty' }, 'No requests in this period.') : null;
+  const options = {
+    width: 800,
+    height: 260,
+    tzDate: utcDate,
+    scales: { x: { time: true }, y: { range: (_plot, min, max) => [0, Math.max(4, max * 1.1)] } },
+    series: [
+      { label: daily ? 'Day (UTC)' : 'Hour (UTC)', value: daily ? '{YYYY}-{MM}-{DD}' : '{YYYY}-{MM}-{DD} {HH}:00' },
+      ...OUTCOMES.map((outcome) => ({
+        label: outcome,
+        stroke: OUTCOME_COLORS[outcome],
+        width: 2,
+        points: { show: daily },
+        value: (_plot, value) => (value === null || value === undefined ? '—' : count(value)),
+      })),
+    ],
+    // Whole requests only on the y axis.
+    axes: [{ values: utcTicks }, { incrs: WHOLE_STEPS, values: (_plot, ticks) => ticks.map((tick) => count(tick)) }],
+  };
+  // Drawn once the container is in the page, at its width, and again when the window changes size.
+  queueMicrotask(() => {
+    const plot = new uPlot({ ...options, width: chartWidth(chart) }, data, chart);
+    window.addEventListener('resize', () => plot.setSize({ width: chartWidth(chart), height: options.height }));
+  });
+  return [chart, legend, note];
+}
+
+function chartWidth(container) {
+  return Math.max(320, Math.floor(container.getBoundingClientRect().width) || 800);
+}
+
+// ——— Pages ———
+
+async function overviewPage(main) {
+  const now = Date.now();
+  const since = iso(now - 7 * DAY_MS);
+  const history = api(`/admin/v1/usage/history?granularity=hour&from=${encodeURIComponent(since)}`);
+  const status = api('/admin/v1/status');
+  const top = api(`/admin/v1/usage/top?by=refusals&limit=10&from=${encodeURIComponent(since)}`);
+  const bans = api('/admin/v1/bans');
+  main.replaceChildren(
+    el('h1', {}, 'Overview'),
+    loadingPanel('Requests per hour, last 7 days', history, outcomeChart),
+    el(
+      'div',
+      { class: 'grid' },
+      loadingPanel('Refusals and bans, last 7 days', Promise.all([history, top, bans]), refusalsAndBans),
+      loadingPanel('Storage and Redis', status, statusView),
+    ),
+  );
+}
+
+function refusalsAndBans([history, top, bans]) {
+  const sum = (outcome) =>
+    history.points.filter((point) => point.outcome === outcome).reduce((total, point) => total + point.count, 0);
+  const refused = sum('429');
+  const banned = sum('banned');
+  const refusers = top.accounts.filter((account) => account.refusals > 0);
+  return [
+    statList([
+      { label: 'Refused (429)', value: count(refused), kind: refused > 0 ? 'bad' : undefined, name: 'refused' },
+      { label: 'Refused while banned', value: count(banned), kind: banned > 0 ? 'bad' : undefined, name: 'banned' },
+      { label: 'Keys banned now', value: count(bans.bans.length), name: 'active-bans' },
+    ]),
+    el('h3', {}, 'Top accounts by refusals'),
+    table(
+      ['Account', { text: 'Refusals', class: 'number' }, { text: 'Requests', class: 'number' }],
+      refusers.map((account) =>
+        el(
+          'tr',
+          {},
+          el('td', {}, accountLink(account.account)),
+          el('td', { class: 'number' }, count(account.refusals)),
+          el('td', { class: 'number' }, count(account.requests)),
+        ),
+      ),
+      'No account was refused in the last 7 days.',
+    ),
+    el('h3', {}, 'Banned keys'),
+    table(
+      ['Key', 'Account', 'Since', 'Until'],
+      bans.bans.map((ban) =>
+        el(
+          'tr',
+          {},
+          el('td', { class: 'mono' }, ban.keyId),
+          el('td', {}, accountLink(ban.account)),
+          el('td', {}, relative(ban.startedAt)),
+          el('td', {}, relative(ban.until)),
+        ),
+      ),
+      'No key is banned.',
+    ),
+  ];
+}
+
+function readiness(ready) {
+  return ready ? badge('ready', 'good') : badge('not ready', 'bad');
+}
+
+function statusView(status) {
+  const rows = [
+    el('tr', {}, el('th', {}, 'Storage'), el('td', {}, `${status.storage.backend} `, readiness(status.storage.ready))),
+    el(
+      'tr',
+      {},
+      el('th', {}, 'Redis'),
+      el(
+        'td',
+        {},
+        status.redis === null
+          ? [badge('not configured'), ' rate limits are counted per instance']
+          : [readiness(status.redis.ready), status.redis.ready ? '' : ' limits are counted per instance meanwhile'],
+      ),
+    ),
+    el('tr', {}, el('th', {}, 'Accounts'), el('td', { 'data-stat': 'accounts' }, count(status.accounts))),
+    el('tr', {}, el('th', {}, 'Active bans'), el('td', {}, count(status.activeBans))),
+  ];
+  return el('table', { class: 'status' }, el('tbody', {}, rows));
+}
+
+async function accountsPage(main) {
+  main.replaceChildren(
+    el('h1', {}, 'Accounts'),
+    loadingPanel('All accounts', api('/admin/v1/accounts'), accountsTable),
+  );
+}
+
+function todayMeter(today) {
+  if (today.used === null) return el('span', { class: 'note' }, `unknown of ${count(today.limit)}`);
+  const meter = el('meter', {
+    min: 0,
+    max: Math.max(today.limit, 1),
+    value: Math.min(today.used, today.limit),
+    low: today.limit * 0.8,
+    high: today.limit * 0.95,
+    optimum: 0,
+  });
+  return [meter, `${count(today.used)} / ${count(today.limit)}`];
+}
+
+function accountsTable(answer) {
+  return table(
+    ['Account', 'Plan', 'Limits', 'Today', 'Keys', 'Last use', 'Created'],
+    answer.accounts.map((account) =>
+      el(
+        'tr',
+        { 'data-account': account.name },
+        el('td', {}, accountLink(account.name)),
+        el('td', {}, account.plan),
+        el('td', {}, `${count(account.limits.perMinute)}/min, ${count(account.limits.perDay)}/day`),
+        el('td', {}, todayMeter(account.today)),
+        el('td', {}, `${count(account.keys.active)} active of ${count(account.keys.total)}`),
+        el('td', {}, relative(account.lastUsedAt)),
+        el('td', {}, utc(account.createdAt)),
+      ),
+    ),
+    'No accounts yet: create one with `petstore account create`.',
+  );
+}
+
+function accountNameFromPath() {
+  const segment = location.pathname.split('/')[3] ?? '';
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+async function accountPage(main) {
+  const name = accountNameFromPath();
+  document.title = `${name} — Pet store console`;
+  const path = `/admin/v1/accounts/${encodeURIComponent(name)}`;
+  const since = iso(Date.now() - 30 * DAY_MS);
+  const account = api(path);
+  const usage = api(`${path}/usage`);
+  const history = api(`${path}/usage/history?granularity=day&from=${encodeURIComponent(since)}`);
+  main.replaceChildren(
+    el('p', { class: 'note' }, el('a', { href: '/console/accounts' }, '← All accounts')),
+    el('h1', {}, name),
+    loadingPanel('Plan and use', Promise.all([account, usage]), accountSummary),
+    loadingPanel('Requests per day, last 30 days', history, outcomeChart),
+    loadingPanel('Keys', account, (found) => keysTable(found, () => accountPage(main))),
+    loadingPanel('Deprecated calls, last 30 days', usage, deprecatedCalls),
+  );
+}
+
+function accountSummary([account, usage]) {
+  const refusals = usage.last30Days.refusals;
+  return statList([
+    { label: 'Plan', value: account.plan, name: 'plan' },
+    { label: 'Per minute', value: count(account.limits.perMinute) },
+    { label: 'Per day', value: count(account.limits.perDay) },
+    {
+      label: 'Today',
+      value: account.today.used === null ? '—' : `${count(account.today.used)} / ${count(account.today.limit)}`,
+    },
+    { label: 'Requests, 30 days', value: count(usage.last30Days.requests), name: 'requests' },
+    { label: 'Refusals, 30 days', value: count(refusals), kind: refusals > 0 ? 'bad' : undefined, name: 'refusals' },
+  ]);
+}
+
+const STATE_BADGES = { active: 'good', revoked: undefined, expired: 'warn', banned: 'bad' };
+
+function isBanned(key) {
+  return key.state === 'banned' || (key.bannedUntil !== null && Date.parse(key.bannedUntil) > Date.now());
+}
+
+function keysTable(account, reload) {
+  const act = (button, label, path, done) => async () => {
+    button.disabled = true;
+    try {
+      await api(path, { method: 'POST' });
+      notify(done);
+      await reload();
+    } catch (error) {
+      button.disabled = false;
+      if (!(error instanceof LoggedOut)) notify(`${label} failed: ${error.message}`, true);
+    }
+  };
+  const actions = (key) => {
+    const cell = el('td', { class: 'actions' });
+    if (key.state !== 'revoked') {
+      const revoke = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke' }, 'Revoke');
+      const run = act(revoke, 'Revoking', `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`, `Revoked ${key.id}.`);
+      revoke.addEventListener('click', () => {
+        if (confirm(`Revoke ${key.id}? Its requests are refused from now on; this cannot be undone.`)) void run();
+      });
+      cell.append(revoke);
+    }
+    if (isBanned(key)) {
+      const lift = el('button', { type: 'button', 'data-action': 'lift' }, 'Lift ban');
+      const path = `/admin/v1/bans/${encodeURIComponent(key.id)}/lift`;
+      lift.addEventListener('click', act(lift, 'Lifting the ban', path, `Lifted the ban on ${key.id}.`));
+      cell.append(lift);
+    }
+    return cell;
+  };
+  return table(
+    ['Key', 'State', 'Created', 'Last use', 'Expires', 'Banned until', ''],
+    account.keys.map((key) =>
+      el(
+        'tr',
+        { 'data-key': key.id, 'data-state': key.state },
+        el('td', { class: 'mono' }, key.id),
+        el('td', {}, badge(key.state, STATE_BADGES[key.state])),
+        el('td', {}, utc(key.createdAt)),
+        el('td', {}, relative(key.lastUsedAt)),
+        el('td', {}, key.expiresAt === null ? 'never' : utc(key.expiresAt)),
+        el('td', {}, isBanned(key) ? relative(key.bannedUntil) : '—'),
+        actions(key),
+      ),
+    ),
+    'This account has no keys.',
+  );
+}
+
+function deprecatedCalls(usage) {
+  return usage.deprecated.map((deprecation) => [
+    el(
+      'p',
+      {},
+      el('code', {}, deprecation.operation),
+      ` stops working on ${utc(deprecation.sunset).slice(0, 10)}. `,
+      deprecation.calls === 0
+        ? 'This account has not called it in the last 30 days.'
+        : `This account called it ${count(deprecation.calls)} times in the last 30 days, last `,
+      deprecation.calls === 0 ? null : relative(deprecation.lastCall),
+      deprecation.calls === 0 ? null : '.',
+    ),
+    table(
+      ['Key', { text: 'Calls', class: 'number' }, 'Last call'],
+      deprecation.keys.map((key) =>
+        el(
+          'tr',
+          { 'data-key': key.id },
+          el('td', { class: 'mono' }, key.id),
+          el('td', { class: 'number' }, count(key.calls)),
+          el('td', {}, relative(key.lastCall)),
+        ),
+      ),
+      'No key of this account called it.',
+    ),
+  ]);
+}
+
+async function deprecatedPage(main) {
+  main.replaceChildren(
+    el('h1', {}, 'Deprecated callers'),
+    loadingPanel('Still calling getPet', api('/admin/v1/deprecated-callers'), deprecatedCallers),
+  );
+}
+
+function deprecatedCallers(answer) {
+  const daysLeft = Math.ceil((Date.parse(answer.sunset) - Date.now()) / DAY_MS);
+  return [
+    el(
+      'p',
+      {},
+      'These accounts and keys called ',
+      el('code', {}, `${answer.operation} (GET /v1/pets/{petId})`),
+      ` since ${utc(answer.since)}. It stops working on ${utc(answer.sunset).slice(0, 10)}`,
+      daysLeft > 0 ? `, in ${count(daysLeft)} days: contact them before then.` : '.',
+    ),
+    table(
+      ['Account', 'Key', { text: 'Calls', class: 'number' }, 'Last call'],
+      answer.callers.map((caller) =>
+        el(
+          'tr',
+          { 'data-account': caller.account, 'data-key': caller.keyId },
+          el('td', {}, accountLink(caller.account)),
+          el('td', { class: 'mono' }, caller.keyId),
+          el('td', { class: 'number' }, count(caller.calls)),
+          el('td', {}, relative(caller.lastCall)),
+        ),
+      ),
+      'No one called it in the last 30 days.',
+    ),
+  ];
+}
+
+const PAGES = { overview: overviewPage, accounts: accountsPage, account: accountPage, deprecated: deprecatedPage };
+
+async function logOut() {
+  try {
+    await api('/admin/v1/session', { method: 'DELETE' });
+  } finally {
+    location.assign('/console/login');
+  }
+}
+
+document.getElementById('logout').addEventListener('click', () => void logOut().catch(() => undefined));
+const main = document.getElementById('main');
+const render = PAGES[document.body.dataset.page];
+render(main).catch((error) => {
+  if (!(error instanceof LoggedOut)) main.replaceChildren(el('p', { class: 'error' }, error.message));
+});

@@ -1,0 +1,50 @@
+/* global document, fetch, location */
+// The console's login page (served as is by src/operator/console/console-routes.ts): sends the
+// operator token to the admin API, which answers with an HttpOnly cookie; the script never keeps it.
+'use strict';
+
+const form = document.getElementById('login');
+const input = document.getElementById('token');
+const problem = document.getElementById('login-error');
+const submit = form.querySelector('button[type=submit]');
+
+function showProblem(text) {
+  problem.textContent = text;
+  problem.hidden = false;
+}
+
+async function logIn(token) {
+  const response = await fetch('/admin/v1/session', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ token }),
+  });
+  if (response.ok) return undefined;
+  if (response.status === 401)
+    return 'That token is not valid: check it, or create one with `petstore operator token create`.';
+  let message = `The server answered ${response.status}.`;
+  try {
+    const body = await response.json();
+    if (typeof body?.message === 'string') message = body.message;
+  } catch {
+    // No JSON body: the status says enough.
+  }
+  return message;
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  problem.hidden = true;
+  submit.disabled = true;
+  logIn(input.value.trim())
+    .then((failure) => {
+      if (failure === undefined) location.assign('/console');
+      else showProblem(failure);
+    })
+    .catch(() => showProblem('The server could not be reached.'))
+    .finally(() => {
+      submit.disabled = false;
+    });
+});
+input.focus();
