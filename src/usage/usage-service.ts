@@ -112,7 +112,8 @@ export class UsageService {
     if (to - from > MAX_RANGE_DAYS * DAY_MS) {
       throw new ValidationError(
         'invalid_query',
-        `the range from ${iso(from)} to ${iso(to)} spans more than ${MAX_RANGE_DAYS} days; ask for ${MAX_RANGE_DAYS} days or less at a time`,
+        `the range from ${iso(from)} to ${iso(to)} spans more than ${MAX_RANGE_DAYS} days; ` +
+          `ask for ${MAX_RANGE_DAYS} days or less at a time`,
       );
     }
     return { from: bucketStart(from, bucketMs), to: bucketStart(to + bucketMs - 1, bucketMs), granularity };
