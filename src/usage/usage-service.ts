@@ -244,7 +244,8 @@ function parseInstant(name: string, value: string): number {
   if (Number.isNaN(at)) {
     throw new ValidationError(
       'invalid_query',
-      `${name} must be an ISO 8601 date or date-time with its offset, e.g. 2026-11-25 or 2026-11-25T10:00:00Z (got ${JSON.stringify(value)})`,
+      `${name} must be an ISO 8601 date or date-time with its offset, ` +
+        `e.g. 2026-11-25 or 2026-11-25T10:00:00Z (got ${JSON.stringify(value)})`,
     );
   }
   return at;
