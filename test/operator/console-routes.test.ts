@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { CONSOLE_CONTENT_SECURITY_POLICY, consoleRoutes } from '../../src/operator/console/console-routes.ts';
+
+/**
+ * The console's routes by themselves, on a bare Fastify app (the operator app's authentication is
+ * tested with it, in console-auth.test.ts): what every page and file is served as, with which headers.
+ */
+const PAGES = ['/console', '/console/accounts', '/console/accounts/some-shop', '/console/deprecated', '/console/login'];
+
+describe('the console routes', () => {
+  let app: FastifyInstance;
+  let url: string;
+
+  before(async () => {
+    app = Fastify();
+    await app.register(consoleRoutes);
+    url = await app.listen({ port: 0, host: '127.0.0.1' });
+  });
+
+  after(() => app.close());
+
+  it('serve every page as HTML with the strict policy, nothing inline, and no caching', async () => {
+    for (const page of PAGES) {
+      const answer = await fetch(`${url}${page}`);
+      assert.equal(answer.status, 200, page);
+      assert.equal(answer.headers.get('content-type'), 'text/html; charset=utf-8');
+      assertSecurityHeaders(answer.headers);
+      assert.equal(answer.headers.get('cache-control'), 'no-store');
+      const html = await answer.text();
+      assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, `${page}: no inline script`);
+      assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i, `${page}: no inline style or handler`);
+      assert.doesNotMatch(html, /https?:\/\//, `${page}: nothing from elsewhere`);
+    }
+  });
+
+  it('link only files they serve, each at the version the page names', async () => {
+    for (const page of PAGES) {
+      const html = await (await fetch(`${url}${page}`)).text();
+      const links = [...html.matchAll(/(?:src|href)="(\/console\/[^"]*\/assets\/[^"]+|\/console\/assets\/[^"]+)"/g)];
+      assert.ok(links.length >= 2, `${page} links its script and style`);
+      for (const [, link = ''] of links) {
+        const answer = await fetch(`${url}${link}`);
+        assert.equal(answer.status, 200, link);
+        const version = new URL(link, url).searchParams.get('v');
+        assert.equal(answer.headers.get('etag'), `"${version}"`, `${link}: the version is the ETag`);
+      }
+    }
+  });
+
+  it('log in with a form that posts nothing in an address and keeps only the login files open', async () => {
+    const html = await (await fetch(`${url}/console/login`)).text();
+    assert.match(html, /<form id="login" method="post"/);
+    assert.match(html, /<input id="token" name="token" type="password"/);
+    assert.match(html, /src="\/console\/login\/assets\/login\.js\?v=/);
+    assert.doesNotMatch(html, /\/console\/assets\//, 'the login page needs nothing that is behind the token');
+  });
+
+  it('serves uPlot from the installed package, byte for byte, with an ETag, caching and a 304', async () => {
+    const require = createRequire(import.meta.url);
+    const installed = readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'));
+    const answer = await fetch(`${url}/console/assets/uplot.js`);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get('content-type'), 'application/javascript; charset=utf-8');
+    assert.equal(answer.headers.get('cache-control'), 'private, max-age=300');
+    assertSecurityHeaders(answer.headers);
+    assert.ok(Buffer.from(await answer.arrayBuffer()).equals(installed));
+    const etag = answer.headers.get('etag') ?? '';
+    assert.match(etag, /^"[A-Za-z0-9_-]{22}"$/);
+
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const again = await fetch(`${url}/console/assets/uplot.js`, { headers: { 'if-none-match': ifNoneMatch } });
+      assert.equal(again.status, 304, ifNoneMatch);
+      assert.equal(again.headers.get('etag'), etag);
+      assert.equal(await again.text(), '');
+    }
+    const changed = await fetch(`${url}/console/assets/uplot.js`, { headers: { 'if-none-match': '"other"' } });
+    assert.equal(changed.status, 200);
+  });
+
+  it('serves its own script and styles as they are in the source tree', async () => {
+    const files = [
+      ['/console/assets/console.js', 'console.js', 'application/javascript; charset=utf-8'],
+      ['/console/assets/console.css', 'console.css', 'text/css; charset=utf-8'],
+      ['/console/login/assets/login.js', 'login.js', 'application/javascript; charset=utf-8'],
+      ['/console/login/assets/console.css', 'console.css', 'text/css; charset=utf-8'],
+    ] as const;
+    for (const [path, file, type] of files) {
+      const answer = await fetch(`${url}${path}`);
+      assert.equal(answer.status, 200, path);
+      assert.equal(answer.headers.get('content-type'), type);
+      const source = readFileSync(new URL(`../../src/operator/console/${file}`, import.meta.url), 'utf8');
+      assert.equal(await answer.text(), source);
+    }
+  });
+
+  it('never writes data into the page as markup', () => {
+    const script = readFileSync(new URL('../../src/operator/console/console.js', import.meta.url), 'utf8');
+    const login = readFileSync(new URL('../../src/operator/console/login.js', import.meta.url), 'utf8');
+    for (const source of [script, login]) {
+      assert.doesNotMatch(source, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
+    }
+  });
+});
+
+function assertSecurityHeaders(headers: Headers): void {
+  assert.equal(headers.get('content-security-policy'), CONSOLE_CONTENT_SECURITY_POLICY);
+  assert.equal(headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(headers.get('referrer-policy'), 'no-referrer');
+}
