@@ -61,10 +61,12 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
   }
 
   const login = loginPageHtml(assets);
-  const open = { schema: { hide: true }, config: { operatorAuth: false } };
-  app.get('/console/login', open, (_request, reply) => sendPage(reply, login));
+  // Open to everyone: the operator app's authentication lets /console/login and what is under it through.
+  app.get('/console/login', { schema: { hide: true } }, (_request, reply) => sendPage(reply, login));
   for (const [name, file] of Object.entries(assets.login)) {
-    app.get(`/console/login/assets/${name}`, open, (request, reply) => sendAsset(request, reply, file));
+    app.get(`/console/login/assets/${name}`, { schema: { hide: true } }, (request, reply) =>
+      sendAsset(request, reply, file),
+    );
   }
 };
 

@@ -17,6 +17,8 @@ async function logIn(token) {
   const response = await fetch('/admin/v1/session', {
     method: 'POST',
     credentials: 'same-origin',
+    // Sends the page's origin with the POST, which the page's policy (no-referrer) would send as `null`.
+    referrerPolicy: 'same-origin',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ token }),
   });
