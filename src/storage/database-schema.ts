@@ -60,10 +60,22 @@ export interface KeyBansTable {
   lifted_at: NullableInteger;
 }
 
+export interface OperatorTokensTable {
+  /** The token's public part, also its id in listings. */
+  id: string;
+  /** SHA-256 of the token's secret part. */
+  hash: string;
+  name: string | null;
+  created_at: Integer;
+  revoked_at: NullableInteger;
+  last_used_at: NullableInteger;
+}
+
 export interface DatabaseSchema {
   pets: PetsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   key_bans: KeyBansTable;
+  operator_tokens: OperatorTokensTable;
 }

@@ -90,6 +90,17 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
       .execute();
     await db.schema.createIndex('key_bans_key').on('key_bans').columns(['key_id', 'started_at']).execute();
   },
+  '0004-operator-tokens': async (db, { integerType }) => {
+    await db.schema
+      .createTable('operator_tokens')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('hash', 'text', (column) => column.notNull())
+      .addColumn('name', 'text')
+      .addColumn('created_at', integerType, (column) => column.notNull())
+      .addColumn('revoked_at', integerType)
+      .addColumn('last_used_at', integerType)
+      .execute();
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
