@@ -1,7 +1,7 @@
 import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import type { OperatorTokenRecord, OperatorTokenStore } from '../storage/store.ts';
+import type { OperatorTokenRecord, OperatorTokenStore, StoredOperatorToken } from '../storage/store.ts';
 
 /**
  * Operator token format: `pso_` + 16 base62 characters (the id, stored as is and shown in listings)
@@ -13,12 +13,15 @@ export const OPERATOR_TOKEN_PREFIX = 'pso_';
 const ID_LENGTH = 16;
 const SECRET_LENGTH = 32;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const TOKEN_PATTERN = new RegExp(`^${OPERATOR_TOKEN_PREFIX}([0-9A-Za-z]{${ID_LENGTH}})_([0-9A-Za-z]{${SECRET_LENGTH}})$`);
+const TOKEN_PATTERN = new RegExp(
+  `^${OPERATOR_TOKEN_PREFIX}([0-9A-Za-z]{${ID_LENGTH}})_([0-9A-Za-z]{${SECRET_LENGTH}})$`,
+);
 const ID_PATTERN = new RegExp(`^[0-9A-Za-z]{${ID_LENGTH}}$`);
 
 /** Longest label, in characters. */
 export const TOKEN_NAME_MAX = 64;
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+/** Anything but printable ASCII and U+00A0 onwards: C0, DEL and C1 controls. */
+const CONTROL_CHARACTERS = /[^\x20-\x7e\u00a0-\u{10ffff}]/u;
 
 /** Last-used times are written at most this often per token: a console polls every few seconds. */
 const LAST_USED_EVERY_MS = 60_000;
@@ -79,8 +82,7 @@ export class OperatorTokenService {
     const known = ID_PATTERN.test(id) && (await this.store.revoke(id, this.clock.now()));
     const record = known ? await this.store.findById(id) : undefined;
     if (!record) throw new NotFoundError(`no operator token with id '${id}'`);
-    const { hash: _hash, ...shown } = record;
-    return shown;
+    return withoutHash(record);
   }
 
   /**
@@ -100,8 +102,7 @@ export class OperatorTokenService {
     if (!equal) return { ok: false, reason: 'wrong_secret' };
     if (stored.revokedAt !== null) return { ok: false, reason: 'revoked' };
     this.noteUse(id);
-    const { hash: _hash, ...record } = stored;
-    return { ok: true, token: record };
+    return { ok: true, token: withoutHash(stored) };
   }
 
   /** Writes the last use in the background, at most once a minute per token; a failure is tried at the next use. */
@@ -117,6 +118,11 @@ export class OperatorTokenService {
       () => this.lastWritten.delete(id),
     );
   }
+}
+
+function withoutHash(stored: StoredOperatorToken): OperatorTokenRecord {
+  const { id, name, createdAt, revokedAt, lastUsedAt } = stored;
+  return { id, name, createdAt, revokedAt, lastUsedAt };
 }
 
 function checkName(name: string | undefined): string | null {

@@ -35,7 +35,7 @@ import {
 import { isSameOrigin, OPERATOR_COOKIE, SESSION_PATH, type OperatorGate } from './operator-auth.ts';
 import { INVALID_TOKEN, sendOperatorUnauthorized, sendTooManyFailures } from './operator-auth.ts';
 import { sendOwnError } from './operator-errors.ts';
-import type { UsagePoint, UsageQueries, UsageRange } from './usage-port.ts';
+import type { UsagePoint, UsageRange, UsageService } from '../usage/usage-service.ts';
 
 export interface AdminRouteOptions {
   readonly accounts: AccountService;
@@ -47,14 +47,9 @@ export interface AdminRouteOptions {
   readonly readiness: readonly ReadinessCheck[];
   /** Longest a readiness probe may take. */
   readonly probeTimeoutMs: number;
-  readonly usage: UsageQueries;
+  readonly usage: UsageService;
   readonly gate: OperatorGate;
-  /** When the deprecated getPet is removed. */
-  readonly getPetSunset: number;
 }
-
-const DAY_MS = 86_400_000;
-const DEPRECATION_WINDOW_MS = 30 * DAY_MS;
 
 /**
  * The admin API: HTTP in, calls of the services the CLI calls (AccountService, the usage service),
@@ -80,7 +75,10 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (untyped
         body: SessionBody,
         response: {
           204: adminNoContent('Logged in.', {
-            'Set-Cookie': { type: 'string', description: `\`${OPERATOR_COOKIE}=<token>; HttpOnly; SameSite=Strict; Path=/\`.` },
+            'Set-Cookie': {
+              type: 'string',
+              description: `\`${OPERATOR_COOKIE}=<token>; HttpOnly; SameSite=Strict; Path=/\`.`,
+            },
           }),
           ...adminErrors(400, 403, 413, 415),
         },
@@ -165,7 +163,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (untyped
     },
     async (_request, reply) => {
       const listed = await accounts.listAccountsWithKeys();
-      return reply.send({ accounts: await Promise.all(listed.map(({ account, keys }) => present.account(account, keys))) });
+      return reply.send({
+        accounts: await Promise.all(listed.map(({ account, keys }) => present.account(account, keys))),
+      });
     },
   );
 
@@ -176,7 +176,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (untyped
         operationId: 'createAccount',
         tags: ['accounts'],
         summary: 'Create an account',
-        description: 'As `petstore account create`. `enterprise` needs `perMinute` and `perDay`; other plans take neither.',
+        description:
+          'As `petstore account create`. `enterprise` needs `perMinute` and `perDay`; other plans take neither.',
         body: NewAccountBody,
         response: {
           201: adminAnswer('The new account.', AccountRef),
@@ -334,7 +335,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (untyped
         operationId: 'liftBan',
         tags: ['keys'],
         summary: "End a key's ban",
-        description: 'As `petstore ban lift`: at once here and, through Redis, on every instance; 404 when the key is not banned.',
+        description:
+          'As `petstore ban lift`: at once here and, through Redis, on every instance; 404 when the key is not banned.',
         params: BanKeyParams,
         response: { 200: adminAnswer('The key, no longer banned.', KeyRef), ...adminErrors(400, 403, 404) },
       },
@@ -444,11 +446,11 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (untyped
       },
     },
     async (_request, reply) => {
-      const callers = await usage.deprecatedCallers();
+      const { since, sunset, callers } = await usage.deprecatedCallers();
       return reply.send({
         operation: 'getPet',
-        sunset: iso(options.getPetSunset),
-        since: iso(clock.now() - DEPRECATION_WINDOW_MS),
+        sunset: iso(sunset),
+        since: iso(since),
         callers: callers.map((caller) => ({ ...caller, lastCall: iso(caller.lastCall) })),
       });
     },
@@ -533,7 +535,8 @@ class AccountPresenter {
     const keys = await this.options.accounts.listKeys(name);
     const now = this.options.clock.now();
     const lastUsed = keys.reduce<number | null>(
-      (latest, key) => (key.lastUsedAt !== null && (latest === null || key.lastUsedAt > latest) ? key.lastUsedAt : latest),
+      (latest, key) =>
+        key.lastUsedAt !== null && (latest === null || key.lastUsedAt > latest) ? key.lastUsedAt : latest,
       null,
     );
     const limits = limitsFor(account);

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { HTTP_ERROR_CODES } from '../errors.ts';
 import { PLANS } from '../storage/store.ts';
-import { USAGE_OPERATIONS, USAGE_OUTCOMES } from './usage-port.ts';
+import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../usage/usage-kinds.ts';
 
 /**
  * The shapes of the admin API, written once: they validate requests, type the handlers and are the
@@ -363,14 +363,20 @@ export const AccountParams = Type.Object({
 export const KeyIdParams = Type.Object({ id: Type.String({ description: "The key's id." }) });
 export const BanKeyParams = Type.Object({ keyId: Type.String({ description: "The banned key's id." }) });
 
-const RANGE_NOTE =
-  'ISO 8601 date (`2026-06-01`) or date-time (`2026-06-01T12:00:00Z`); the range is at most 90 days.';
+const RANGE_NOTE = 'ISO 8601 date (`2026-06-01`) or date-time (`2026-06-01T12:00:00Z`); the range is at most 90 days.';
 
 export const HistoryQuery = Type.Object({
   from: Type.Optional(
-    Type.String({ description: `Start; aligned down to its hour or day. Default: 24 hours (hour) or 30 days (day) before \`to\`. ${RANGE_NOTE}` }),
+    Type.String({
+      description:
+        'Start; aligned down to its hour or day. Default: 24 hours (hour) or 30 days (day) before `to`. ' + RANGE_NOTE,
+    }),
   ),
-  to: Type.Optional(Type.String({ description: `End, exclusive; aligned up. Default: now. ${RANGE_NOTE}` })),
+  to: Type.Optional(
+    Type.String({
+      description: `End, exclusive; aligned up. Default: the end of the current hour or day. ${RANGE_NOTE}`,
+    }),
+  ),
   granularity: Type.Optional(Type.String({ description: '`hour` (default) or `day`.' })),
 });
 
@@ -385,11 +391,15 @@ export const TopQuery = Type.Object({
     }),
   ),
   from: Type.Optional(Type.String({ description: `Start. Default: 24 hours before \`to\`. ${RANGE_NOTE}` })),
-  to: Type.Optional(Type.String({ description: `End, exclusive. Default: now. ${RANGE_NOTE}` })),
+  to: Type.Optional(
+    Type.String({
+      description: `End, exclusive, aligned up to an hour. Default: the end of the current hour. ${RANGE_NOTE}`,
+    }),
+  ),
   limit: Type.Optional(
     Type.Integer({
       ...TOP_LIMIT,
-      description: `Most accounts, from ${TOP_LIMIT.minimum} to ${TOP_LIMIT.maximum}; ${TOP_LIMIT.default} when absent.`,
+      description: `Most accounts, ${TOP_LIMIT.minimum} to ${TOP_LIMIT.maximum}; ${TOP_LIMIT.default} when absent.`,
       'x-expectation': `an integer from ${TOP_LIMIT.minimum} to ${TOP_LIMIT.maximum}`,
     }),
   ),

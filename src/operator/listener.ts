@@ -6,7 +6,7 @@ import type { AccountService } from '../auth/account-service.ts';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
 import { OperatorTokenService } from '../auth/operator-tokens.ts';
 import type { Clock } from '../clock.ts';
-import { GET_PET_SUNSET, type Config } from '../config.ts';
+import type { Config } from '../config.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { answerMalformedRequest, answerUnroutable, protocolEdges } from '../http/plugins/protocol-edges.ts';
 import { requestPolicy } from '../http/plugins/request-policy.ts';
@@ -20,10 +20,10 @@ import { adminRoutes } from './admin-routes.ts';
 import { adminSharedSchemas } from './admin-schemas.ts';
 import { createAdminValidatorCompiler } from './admin-validation.ts';
 import { answerOtherMethods, routeMethods } from './method-not-allowed.ts';
-import { cachedRender, metricsRoute, type MetricsRender } from './metrics-route.ts';
+import { cachedRender, metricsRoute } from './metrics-route.ts';
 import { isGuardedPath, OperatorGate, operatorAuthentication } from './operator-auth.ts';
 import { operatorErrorAnswers } from './operator-errors.ts';
-import type { UsageQueries } from './usage-port.ts';
+import type { UsageService } from '../usage/usage-service.ts';
 
 /** What the admin API and the console run on: the services the CLI and the public listener use. */
 export interface AdminDependencies {
@@ -34,7 +34,7 @@ export interface AdminDependencies {
   readonly keyVerifier: KeyVerifier;
   readonly limiter: RateLimiter;
   readonly readiness: readonly ReadinessCheck[];
-  readonly usage: UsageQueries;
+  readonly usage: UsageService;
   /** Failed authentications per client address and minute before 429; default 10. */
   readonly authFailuresPerMinute?: number;
 }
@@ -114,7 +114,6 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
       probeTimeoutMs: admin.config.storageTimeoutMs,
       usage: admin.usage,
       gate,
-      getPetSunset: GET_PET_SUNSET.getTime(),
     });
     registerAdminDocumentRoute(app);
     // ---- The console (src/operator/console/console-routes.ts) registers here, behind the operator
@@ -134,7 +133,10 @@ function auditLog(app: FastifyInstance): void {
       const { method, url } = request;
       const status = reply.statusCode;
       const operator = request.operatorToken?.id;
-      request.log.info({ method, url, status, ms: Math.round(reply.elapsedTime * 10) / 10, operator }, 'operator request');
+      request.log.info(
+        { method, url, status, ms: Math.round(reply.elapsedTime * 10) / 10, operator },
+        'operator request',
+      );
     }
     done();
   });
@@ -179,5 +181,3 @@ export async function startOperatorListener(options: OperatorListenerOptions): P
     },
   };
 }
-
-

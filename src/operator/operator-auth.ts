@@ -48,9 +48,7 @@ export class OperatorGate {
 
   constructor(options: OperatorGateOptions) {
     this.options = options;
-    this.windows = [
-      { name: 'minute', limit: options.failuresPerMinute ?? DEFAULT_FAILURES_PER_MINUTE, seconds: 60 },
-    ];
+    this.windows = [{ name: 'minute', limit: options.failuresPerMinute ?? DEFAULT_FAILURES_PER_MINUTE, seconds: 60 }];
   }
 
   /** Seconds to wait when the request's address has used up its failures; undefined when it may try. */

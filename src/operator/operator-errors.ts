@@ -15,10 +15,7 @@ type OwnCode = keyof typeof OWN_STATUS;
  */
 export function sendOwnError(reply: FastifyReply, code: OwnCode, message: string): FastifyReply {
   const status = OWN_STATUS[code];
-  return reply
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ code, message, status }));
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify({ code, message, status }));
 }
 
 /**

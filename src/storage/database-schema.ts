@@ -1,4 +1,5 @@
 import type { ColumnType } from 'kysely';
+import type { UsageOperation, UsageOutcome } from '../usage/usage-kinds.ts';
 import type { PetStatus, Plan } from './store.ts';
 
 /**
@@ -60,6 +61,19 @@ export interface KeyBansTable {
   lifted_at: NullableInteger;
 }
 
+/** Requests per account, key, operation, outcome and UTC hour; instances add to the counts. */
+export interface UsageHoursTable {
+  account_id: Integer;
+  key_id: string;
+  operation: UsageOperation;
+  outcome: UsageOutcome;
+  /** Start of the UTC hour, in milliseconds since the epoch. */
+  hour: Integer;
+  count: Integer;
+  /** The latest request counted in the row. */
+  last_at: Integer;
+}
+
 export interface OperatorTokensTable {
   /** The token's public part, also its id in listings. */
   id: string;
@@ -77,5 +91,6 @@ export interface DatabaseSchema {
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   key_bans: KeyBansTable;
+  usage_hours: UsageHoursTable;
   operator_tokens: OperatorTokensTable;
 }
