@@ -19,6 +19,7 @@ import { registerAdminDocumentRoute, registerAdminOpenApi } from './admin-openap
 import { adminRoutes } from './admin-routes.ts';
 import { adminSharedSchemas } from './admin-schemas.ts';
 import { createAdminValidatorCompiler } from './admin-validation.ts';
+import { consoleRoutes } from './console/console-routes.ts';
 import { answerOtherMethods, routeMethods } from './method-not-allowed.ts';
 import { cachedRender, metricsRoute } from './metrics-route.ts';
 import { isGuardedPath, OperatorGate, operatorAuthentication } from './operator-auth.ts';
@@ -118,7 +119,7 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
     registerAdminDocumentRoute(app);
     // ---- The console (src/operator/console/console-routes.ts) registers here, behind the operator
     // token: every /console path needs one but /console/login… (the login page and its assets).
-    // await app.register(consoleRoutes, { … });
+    await app.register(consoleRoutes);
   }
   await app.register(metricsRoute, { render, contentType: deps.registry.contentType });
   await app.register(async (scope) => answerOtherMethods(scope, known));

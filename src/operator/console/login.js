@@ -22,12 +22,14 @@ async function logIn(token) {
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ token }),
   });
+  // Read to its end before the page moves on, so that the navigation does not cut the request short.
+  const text = await response.text();
   if (response.ok) return undefined;
   if (response.status === 401)
     return 'That token is not valid: check it, or create one with `petstore operator token create`.';
   let message = `The server answered ${response.status}.`;
   try {
-    const body = await response.json();
+    const body = JSON.parse(text);
     if (typeof body?.message === 'string') message = body.message;
   } catch {
     // No JSON body: the status says enough.
