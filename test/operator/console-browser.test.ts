@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/storage/open-store.ts';
+import type { UsageCount } from '../../src/storage/store.ts';
+import { USAGE_OUTCOMES, type UsageOutcome } from '../../src/usage/usage-kinds.ts';
 import { runCliInProcess } from '../support/cli-runner.ts';
-import { request, type HttpAnswer } from '../support/http-client.ts';
+import { request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { freePort, startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
 /**
@@ -15,12 +19,17 @@ import { freePort, startServerProcess, type ServerProcess } from '../support/ser
  * must act on the public port. Without chromium the suite is skipped with the reason, unless
  * CI=true: then it fails.
  *
+ * Before the server starts, a month of earlier traffic of this account and of a neighbour is written
+ * to storage as the flusher writes it, so that the charts have hours and days to draw besides the
+ * current one: what they show must be exactly that history plus the requests the test makes.
+ *
  * The screenshots of the overview and the account page go to CONSOLE_SCREENSHOT_DIR (a temporary
  * directory when unset); docs/images holds the ones docs/operations.md shows.
  */
 const CHROMIUM = '/usr/bin/chromium';
 const HOST = 'petstore-operator.test';
 const ACCOUNT = 'console-shop';
+const NEIGHBOUR = 'harbor-pets';
 /** Small enough to reach a 429 and then a ban in a handful of requests. */
 const PER_MINUTE = 5;
 
@@ -75,6 +84,9 @@ describe('the operator console in a browser', { skip: missing }, () => {
   let operatorToken: string;
   let keyA: { key: string; id: string };
   let keyB: { key: string; id: string };
+  let history: EarlierTraffic;
+  /** The requests the test made on the public port, by outcome, as the usage tally counts them. */
+  const live = outcomeCounts();
   const shots = screenshotDir();
 
   before(async () => {
@@ -98,6 +110,9 @@ describe('the operator console in a browser', { skip: missing }, () => {
     );
     keyA = createdKey(await cli(['key', 'create', '--account', ACCOUNT, '--json'], env));
     keyB = createdKey(await cli(['key', 'create', '--account', ACCOUNT, '--json'], env));
+    await cli(['account', 'create', '--name', NEIGHBOUR, '--plan', 'pro'], env);
+    const neighbourKey = createdKey(await cli(['key', 'create', '--account', NEIGHBOUR, '--json'], env));
+    history = await writeEarlierTraffic(env, { shop: [keyA.id, keyB.id], neighbour: neighbourKey.id });
     [server, browser] = await Promise.all([
       startServerProcess(env),
       chromium.launch({
@@ -117,7 +132,9 @@ describe('the operator console in a browser', { skip: missing }, () => {
     ]);
     operatorOrigin = `http://${HOST}:${operatorPort}`;
     await makeTraffic(server);
-    await untilAdminShows(`http://127.0.0.1:${operatorPort}`, operatorToken);
+    await untilAdminCounts(`http://127.0.0.1:${operatorPort}`, operatorToken, (from) =>
+      sumCounts(history.since(from), live),
+    );
   });
 
   after(async () => {
@@ -131,28 +148,28 @@ describe('the operator console in a browser', { skip: missing }, () => {
    * account's limit until the 429s turn into a ban.
    */
   async function makeTraffic(target: ServerProcess): Promise<void> {
-    assert.equal((await request(target, '/v1/pets', { key: keyB.key })).status, 200);
-    const created = await request(target, '/v1/pets', {
+    const send = async (path: string, options: HttpRequest): Promise<HttpAnswer> => {
+      const answer = await request(target, path, options);
+      live[outcomeOf(answer)] += 1;
+      return answer;
+    };
+    assert.equal((await send('/v1/pets', { key: keyB.key })).status, 200);
+    const created = await send('/v1/pets', {
       method: 'POST',
       key: keyA.key,
       json: { name: 'Console', categoryId: 1, status: 'available' },
     });
     assert.equal(created.status, 201, created.text);
     const { id } = created.json<{ id: number }>();
-    assert.equal((await request(target, `/v1/pets/${id}`, { key: keyA.key })).status, 200);
-    assert.equal((await request(target, '/v1/pets/999999999', { key: keyA.key })).status, 404);
-    assert.equal((await request(target, '/v1/pets?limit=0', { key: keyA.key })).status, 400);
-    let answer: HttpAnswer | undefined;
-    const codes: string[] = [];
-    for (let sent = 0; sent < 20; sent += 1) {
-      answer = await request(target, '/v1/pets', { key: keyA.key });
-      const code = answer.status === 200 ? '2xx' : answer.json<{ code: string }>().code;
-      codes.push(code);
-      if (code === 'key_banned') break;
-    }
-    assert.ok(codes.includes('rate_limited'), `429s came first: ${codes.join(', ')}`);
-    assert.equal(codes.at(-1), 'key_banned', `then the ban: ${codes.join(', ')}`);
-    const usage = await request(target, '/v1/usage', { key: keyA.key });
+    assert.equal((await send(`/v1/pets/${id}`, { key: keyA.key })).status, 200);
+    assert.equal((await send('/v1/pets/999999999', { key: keyA.key })).status, 404);
+    assert.equal((await send('/v1/pets?limit=0', { key: keyA.key })).status, 400);
+    const outcomes: UsageOutcome[] = [];
+    for (let sent = 0; sent < 20 && outcomes.at(-1) !== 'banned'; sent += 1)
+      outcomes.push(outcomeOf(await send('/v1/pets', { key: keyA.key })));
+    assert.ok(outcomes.includes('429'), `429s came first: ${outcomes.join(', ')}`);
+    assert.equal(outcomes.at(-1), 'banned', `then the ban: ${outcomes.join(', ')}`);
+    const usage = await send('/v1/usage', { key: keyA.key });
     assert.notEqual(usage.json<{ key: { ban: unknown } }>().key.ban, null, 'key A is banned');
   }
 
@@ -167,17 +184,18 @@ describe('the operator console in a browser', { skip: missing }, () => {
       assert.equal(loginAnswer?.status(), 200);
       assert.match(loginAnswer?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
       await page.fill('#token', operatorToken);
+      const hourly = rangeStart(page, 'granularity=hour');
       await Promise.all([page.waitForURL(`${operatorOrigin}/console`), page.click('button[type=submit]')]);
 
       // The overview: requests per hour by outcome, drawn by uPlot.
       const chart = page.locator('.chart[data-total]');
       await chart.locator('canvas').waitFor();
       const totals = await outcomeTotals(chart);
-      assert.ok(totals['2xx'] >= 4, `2xx counted: ${JSON.stringify(totals)}`);
-      assert.ok(totals['4xx'] >= 2, `4xx counted: ${JSON.stringify(totals)}`);
-      assert.ok(totals['429'] >= 1, `429 counted: ${JSON.stringify(totals)}`);
-      assert.ok(totals.banned >= 1, `banned counted: ${JSON.stringify(totals)}`);
-      assert.equal(await page.locator('.totals li[data-outcome="2xx"] strong').innerText(), String(totals['2xx']));
+      for (const outcome of ['2xx', '4xx', '429', 'banned'] as const) assert.ok(live[outcome] > 0, outcome);
+      const week = sumCounts(history.since(await hourly), live);
+      assert.deepEqual(totals, week, 'the earlier week and the requests just made');
+      const legend = await page.locator('.totals li[data-outcome="2xx"] strong').innerText();
+      assert.equal(legend.replaceAll(',', ''), String(totals['2xx']));
       assert.match(await page.locator('[data-stat="refused"]').innerText(), /^[1-9]/);
       assert.equal(await page.locator('[data-stat="active-bans"]').innerText(), '1');
       await page.locator('table.status').waitFor();
@@ -191,11 +209,13 @@ describe('the operator console in a browser', { skip: missing }, () => {
       assert.ok(Number(await row.locator('meter').getAttribute('value')) > 0, "today's use is shown");
 
       // The account's page: its last 30 days, its keys, its ban.
+      const daily = rangeStart(page, 'granularity=day');
       await row.locator('a').click();
       await page.waitForURL(`${operatorOrigin}/console/accounts/${ACCOUNT}`);
-      const daily = page.locator('.chart[data-total]');
-      await daily.locator('canvas').waitFor();
-      assert.ok(Number(await daily.getAttribute('data-total')) > 0, 'the daily chart has the requests');
+      const monthChart = page.locator('.chart[data-total]');
+      await monthChart.locator('canvas').waitFor();
+      const month = total(sumCounts(history.since(await daily, history.shopId), live));
+      assert.equal(Number(await monthChart.getAttribute('data-total')), month, "the account's month and today");
       const rowA = page.locator(`tr[data-key="${keyA.id}"][data-state]`);
       const rowB = page.locator(`tr[data-key="${keyB.id}"][data-state]`);
       assert.equal(await rowA.getAttribute('data-state'), 'banned');
@@ -246,14 +266,120 @@ function createdKey(json: string): { key: string; id: string } {
   return created;
 }
 
-const OUTCOMES = ['2xx', '4xx', '429', 'banned', '5xx'] as const;
+type OutcomeCounts = Record<UsageOutcome, number>;
+
+function outcomeCounts(): OutcomeCounts {
+  return { '2xx': 0, '4xx': 0, '429': 0, banned: 0, '5xx': 0 };
+}
+
+function sumCounts(...all: OutcomeCounts[]): OutcomeCounts {
+  const sum = outcomeCounts();
+  for (const counts of all) for (const outcome of USAGE_OUTCOMES) sum[outcome] += counts[outcome];
+  return sum;
+}
+
+function total(counts: OutcomeCounts): number {
+  return USAGE_OUTCOMES.reduce((sum, outcome) => sum + counts[outcome], 0);
+}
+
+/** The outcome the usage tally counts an answer under. */
+function outcomeOf(answer: HttpAnswer): UsageOutcome {
+  if (answer.status < 400) return '2xx';
+  if (answer.status >= 500) return '5xx';
+  const { code } = answer.json<{ code: string }>();
+  if (code === 'key_banned') return 'banned';
+  return code === 'rate_limited' ? '429' : '4xx';
+}
 
 /** The totals a chart carries, per outcome, as data-total-<outcome>. */
-async function outcomeTotals(chart: Locator): Promise<Record<(typeof OUTCOMES)[number], number>> {
-  const entries = await Promise.all(
-    OUTCOMES.map(async (outcome) => [outcome, Number(await chart.getAttribute(`data-total-${outcome}`))] as const),
-  );
-  return Object.fromEntries(entries) as Record<(typeof OUTCOMES)[number], number>;
+async function outcomeTotals(chart: Locator): Promise<OutcomeCounts> {
+  const totals = outcomeCounts();
+  for (const outcome of USAGE_OUTCOMES) totals[outcome] = Number(await chart.getAttribute(`data-total-${outcome}`));
+  return totals;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** What writeEarlierTraffic wrote. */
+interface EarlierTraffic {
+  readonly shopId: number;
+  /** The counts written for hours from `from` on (ms), of one account or of all. */
+  since(from: number, accountId?: number): OutcomeCounts;
+}
+
+/**
+ * A month of hours before the current one for the shop's two keys, and a busier week for the
+ * neighbour (with calls of the deprecated getPet, 429s, a ban and two 5xx), written with the
+ * flusher's additive upsert. Days peak at 15:00 UTC, weekends are quieter, and the shop grows.
+ */
+async function writeEarlierTraffic(
+  env: Record<string, string>,
+  keys: { readonly shop: readonly [string, string]; readonly neighbour: string },
+): Promise<EarlierTraffic> {
+  const store = await openStore(loadConfig(env));
+  try {
+    const shop = await store.accounts.findByName(ACCOUNT);
+    const neighbour = await store.accounts.findByName(NEIGHBOUR);
+    assert.ok(shop !== undefined && neighbour !== undefined);
+    const counts: UsageCount[] = [];
+    const add = (count: Omit<UsageCount, 'lastAt'>): void => {
+      if (count.count > 0) counts.push({ ...count, lastAt: count.hour + 20 * 60_000 });
+    };
+    const currentHour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+    const [keyA, keyB] = keys.shop;
+    for (let ago = 1; ago < 30 * 24; ago += 1) {
+      const hour = currentHour - ago * HOUR_MS;
+      const time = new Date(hour);
+      const weekend = time.getUTCDay() === 0 || time.getUTCDay() === 6 ? 0.55 : 1;
+      const busy = weekend * (0.5 - 0.5 * Math.cos((2 * Math.PI * (time.getUTCHours() - 3)) / 24));
+      const growth = 1.3 - (0.6 * ago) / (30 * 24);
+      const shopHour = { accountId: shop.id, hour };
+      add({
+        ...shopHour,
+        keyId: keyA,
+        operation: 'listPets',
+        outcome: '2xx',
+        count: Math.round(growth * (4 + 20 * busy)),
+      });
+      add({
+        ...shopHour,
+        keyId: keyB,
+        operation: 'createPet',
+        outcome: '2xx',
+        count: Math.round(growth * (1 + 5 * busy)),
+      });
+      add({ ...shopHour, keyId: keyA, operation: 'listPets', outcome: '4xx', count: ago % 7 === 0 ? 2 : 0 });
+      add({ ...shopHour, keyId: keyB, operation: 'createPet', outcome: '429', count: ago % 53 === 0 ? 9 : 0 });
+      if (ago > 7 * 24) continue;
+      const theirs = { accountId: neighbour.id, keyId: keys.neighbour, hour };
+      add({ ...theirs, operation: 'listPets', outcome: '2xx', count: Math.round(10 + 70 * busy) });
+      add({ ...theirs, operation: 'getPet', outcome: '2xx', count: Math.round(2 + 8 * busy) });
+      add({ ...theirs, operation: 'getPet', outcome: '4xx', count: ago % 5 === 0 ? 3 : 0 });
+      add({ ...theirs, operation: 'listPets', outcome: '429', count: ago % 31 === 0 ? 24 : 0 });
+      add({ ...theirs, operation: 'listPets', outcome: 'banned', count: ago === 62 ? 14 : 0 });
+      add({ ...theirs, operation: 'createPet', outcome: '5xx', count: ago === 100 ? 2 : 0 });
+    }
+    assert.equal(await store.usage.add(counts, 'waiting'), true, 'the earlier traffic is written');
+    return {
+      shopId: shop.id,
+      since(from, accountId) {
+        const sum = outcomeCounts();
+        for (const count of counts)
+          if (count.hour >= from && (accountId === undefined || count.accountId === accountId))
+            sum[count.outcome] += count.count;
+        return sum;
+      },
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The start of the range of the page's next history request (its answer's `from`), in ms. */
+async function rangeStart(page: Page, query: string): Promise<number> {
+  const answer = await page.waitForResponse((response) => response.url().includes(`/usage/history?${query}`));
+  return Date.parse(((await answer.json()) as { from: string }).from);
 }
 
 /** Polls the public port with the key until it answers `status`; fails once past `deadline` (ms since epoch). */
@@ -266,18 +392,27 @@ async function untilStatus(target: ServerProcess, key: string, status: number, d
   }
 }
 
-/** Waits until the admin API's history has the requests made: the tally is written every USAGE_FLUSH_MS. */
-async function untilAdminShows(operatorUrl: string, token: string): Promise<void> {
+/**
+ * Waits until the admin API counts every request made: the tally counts an answer once it is sent,
+ * so the last one may reach the client first.
+ */
+async function untilAdminCounts(
+  operatorUrl: string,
+  token: string,
+  expectedSince: (from: number) => OutcomeCounts,
+): Promise<void> {
   const deadline = Date.now() + 10_000;
-  const from = new Date(Date.now() - 2 * 3_600_000).toISOString();
+  const from = new Date(Date.now() - 7 * DAY_MS).toISOString();
   for (;;) {
     const answer = await fetch(`${operatorUrl}/admin/v1/usage/history?granularity=hour&from=${from}`, {
       headers: { authorization: `Bearer ${token}` },
     });
-    const body = (await answer.json()) as { points?: { outcome: string }[] };
-    const outcomes = new Set((body.points ?? []).map((point) => point.outcome));
-    if (['2xx', '4xx', '429', 'banned'].every((outcome) => outcomes.has(outcome))) return;
-    assert.ok(Date.now() < deadline, `the admin history still lacks outcomes: ${JSON.stringify(body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const body = (await answer.json()) as { from: string; points: { outcome: UsageOutcome; count: number }[] };
+    const expected = expectedSince(Date.parse(body.from));
+    const counted = outcomeCounts();
+    for (const point of body.points) counted[point.outcome] += point.count;
+    if (USAGE_OUTCOMES.every((outcome) => counted[outcome] === expected[outcome])) return;
+    assert.ok(Date.now() < deadline, `counted ${JSON.stringify(counted)}, not ${JSON.stringify(expected)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
