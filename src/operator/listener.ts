@@ -116,9 +116,11 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
       gate,
     });
     registerAdminDocumentRoute(app);
-    // ---- The console (src/operator/console/console-routes.ts) registers here, behind the operator
-    // token: every /console path needs one but /console/login… (the login page and its assets).
-    // await app.register(consoleRoutes, { … });
+    // CONSOLE: the console's routes (src/operator/console/console-routes.ts, plugin `consoleRoutes`)
+    // register on the next line. Every /console path is behind the operator token (operator-auth.ts:
+    // request.operatorToken is set) but /console/login… (the login page and its assets); only JSON
+    // bodies are parsed here. Registered before the 405 step below, so its paths get 405s too.
+    // await app.register(consoleRoutes);
   }
   await app.register(metricsRoute, { render, contentType: deps.registry.contentType });
   await app.register(async (scope) => answerOtherMethods(scope, known));
