@@ -106,7 +106,7 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
     await registerAdminOpenApi(app);
     await app.register(adminRoutes, {
       accounts: admin.accounts,
-      store: admin.store,
+      backend: admin.store.backend,
       keyVerifier: admin.keyVerifier,
       limiter: admin.limiter,
       clock: admin.clock,
