@@ -11,6 +11,7 @@ import type { RateLimiter } from '../ratelimit/limiter.ts';
 import { limitsFor } from '../ratelimit/plans.ts';
 import { accountQuota } from '../ratelimit/rate-limit-policy.ts';
 import type { AccountKeyStats, AccountRecord, ApiKeyRecord, Store } from '../storage/store.ts';
+import type { UsagePoint, UsageRange, UsageService } from '../usage/usage-service.ts';
 import { adminAnswer, adminErrors, adminNoContent, ADMIN_PREFIX } from './admin-openapi.ts';
 import {
   AccountParams,
@@ -32,14 +33,21 @@ import {
   type AdminKey,
   type KeyState,
 } from './admin-schemas.ts';
-import { isSameOrigin, OPERATOR_COOKIE, SESSION_PATH, type OperatorGate } from './operator-auth.ts';
-import { INVALID_TOKEN, sendOperatorUnauthorized, sendTooManyFailures } from './operator-auth.ts';
+import {
+  INVALID_TOKEN,
+  isSameOrigin,
+  OPERATOR_COOKIE,
+  sendOperatorUnauthorized,
+  sendTooManyFailures,
+  SESSION_PATH,
+  type OperatorGate,
+} from './operator-auth.ts';
 import { sendOwnError } from './operator-errors.ts';
-import type { UsagePoint, UsageRange, UsageService } from '../usage/usage-service.ts';
 
 export interface AdminRouteOptions {
   readonly accounts: AccountService;
-  readonly store: Store;
+  /** Which storage backend the status names. */
+  readonly backend: Store['backend'];
   /** This process's key cache: a revocation here takes effect here at once. */
   readonly keyVerifier: KeyVerifier;
   readonly limiter: RateLimiter;
@@ -136,14 +144,14 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (untyped
     },
     async (_request, reply) => {
       const probes = await Promise.all(options.readiness.map((check) => probe(check, options.probeTimeoutMs)));
-      const storage = probes.find((result) => result.name === options.store.backend);
+      const storage = probes.find((result) => result.name === options.backend);
       const redis = probes.find((result) => result.name === 'redis');
       const [accountCount, bans] = await Promise.all([
         accounts.countAccounts().catch(() => null),
         accounts.listActiveBans().catch(() => null),
       ]);
       return reply.send({
-        storage: { backend: options.store.backend, ready: storage?.ok ?? false },
+        storage: { backend: options.backend, ready: storage?.ok ?? false },
         redis: redis === undefined ? null : { ready: redis.ok },
         accounts: accountCount,
         activeBans: bans === null ? null : bans.length,
@@ -471,7 +479,7 @@ async function requireAccount(accounts: AccountService, name: string): Promise<A
   return account;
 }
 
-export function keyState(key: ApiKeyRecord, now: number): KeyState {
+function keyState(key: ApiKeyRecord, now: number): KeyState {
   if (key.revokedAt !== null) return 'revoked';
   if (key.expiresAt !== null && key.expiresAt <= now) return 'expired';
   if (key.bannedUntil !== null && key.bannedUntil > now) return 'banned';

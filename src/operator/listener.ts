@@ -107,7 +107,7 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
     await registerAdminOpenApi(app);
     await app.register(adminRoutes, {
       accounts: admin.accounts,
-      store: admin.store,
+      backend: admin.store.backend,
       keyVerifier: admin.keyVerifier,
       limiter: admin.limiter,
       clock: admin.clock,
@@ -117,8 +117,10 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
       gate,
     });
     registerAdminDocumentRoute(app);
-    // ---- The console (src/operator/console/console-routes.ts) registers here, behind the operator
-    // token: every /console path needs one but /console/login… (the login page and its assets).
+    // CONSOLE: the console's routes (src/operator/console/console-routes.ts, plugin `consoleRoutes`)
+    // register on the next line. Every /console path is behind the operator token (operator-auth.ts:
+    // request.operatorToken is set) but /console/login… (the login page and its assets); only JSON
+    // bodies are parsed here. Registered before the 405 step below, so its paths get 405s too.
     await app.register(consoleRoutes);
   }
   await app.register(metricsRoute, { render, contentType: deps.registry.contentType });
