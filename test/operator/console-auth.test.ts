@@ -66,6 +66,22 @@ describe('the console behind the operator token', () => {
     assert.match(page.text, /<body data-page="overview">/);
   });
 
+  it('serves the files with their ETag and caching through the operator app, and 304 for a copy held', async () => {
+    const first = await request(app.operator, '/console/assets/uplot.js', { key: app.token });
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('cache-control'), 'private, max-age=300');
+    const etag = first.headers.get('etag') ?? '';
+    assert.match(etag, /^"[A-Za-z0-9_-]+"$/);
+    const again = await request(app.operator, '/console/assets/uplot.js', {
+      key: app.token,
+      headers: { 'if-none-match': etag },
+    });
+    assert.equal(again.status, 304);
+    assert.equal(again.text, '');
+    const page = await request(app.operator, '/console', { key: app.token });
+    assert.equal(page.headers.get('cache-control'), 'no-store');
+  });
+
   it('logs in with the token the login page posts, and the cookie opens the console', async () => {
     const login = await request(app.operator, '/admin/v1/session', { method: 'POST', json: { token: app.token } });
     assert.equal(login.status, 204, login.text);
