@@ -17,6 +17,10 @@ import type { RedisLimiter } from './ratelimit/redis-limiter.ts';
 import { LogDestination } from './log-destination.ts';
 import { openStore } from './storage/open-store.ts';
 import type { Store } from './storage/store.ts';
+import { LogThrottle } from './log-throttle.ts';
+import { UsageFlusher } from './usage/usage-flusher.ts';
+import { UsageService } from './usage/usage-service.ts';
+import { UsageTally } from './usage/usage-tally.ts';
 
 /** Everything the HTTP app and the CLI run on, built once from the configuration. */
 export interface Services extends AppDependencies {
@@ -24,6 +28,7 @@ export interface Services extends AppDependencies {
   readonly accounts: AccountService;
   readonly metrics: Metrics;
   readonly limiter: RateLimiter;
+  readonly usageFlusher: UsageFlusher;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,9 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     onRefused: (reason) => metrics.rateLimited.inc({ reason }),
   });
   const accounts = new AccountService(store, clock, policy);
+  const tally = new UsageTally();
+  const usageFlusher = createUsageFlusher(tally, store, clock, config, metrics, logger);
+  const usage = new UsageService(store.usage, usageFlusher, clock, { sunset: GET_PET_SUNSET });
   const readiness: ReadinessCheck[] = [{ name: store.backend, check: () => store.ping() }];
   if (redis) readiness.push({ name: 'redis', check: () => redis.ping() });
   const purgeTimer = setInterval(() => void pets.purgeIdempotencyKeys().catch(() => undefined), 60 * 60 * 1000);
@@ -97,15 +105,53 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     limiter,
     logger,
     limits: limitsStep(policy, clientAddressResolver(config.trustProxy)),
+    usage,
+    tally: {
+      count: (request) => tally.count(request),
+      onUncounted: () => metrics.usageUncounted.inc(),
+    },
+    usageFlusher,
     async close() {
       clearInterval(purgeTimer);
       policy.close();
+      // After the listeners closed, before storage does: the last counts are stored, waiting as a request would.
+      await usageFlusher.close();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
       await limiter.close();
       await keyVerifier.close().catch(() => undefined);
       await store.close();
     },
   };
+}
+
+/** Counts flush in the background (and at close); a flush that fails keeps its counts and warns, throttled. */
+function createUsageFlusher(
+  tally: UsageTally,
+  store: Store,
+  clock: Clock,
+  config: Config,
+  metrics: Metrics,
+  logger: Logger,
+): UsageFlusher {
+  const throttle = new LogThrottle();
+  const flusher = new UsageFlusher(tally, store.usage, clock, {
+    intervalMs: config.usage.flushMs,
+    retentionDays: config.usage.retentionDays,
+    onFlush: (result, rows) => {
+      metrics.usageFlushes.inc({ result });
+      metrics.usageFlushedRows.inc(rows);
+    },
+    onFailure: (error) => {
+      const notice = throttle.take();
+      if (notice)
+        logger.warn(
+          { err: error.message, suppressed: notice.suppressed, pending: tally.size },
+          'usage counts could not be stored; they are kept for the next flush',
+        );
+    },
+  });
+  flusher.start();
+  return flusher;
 }
 
 /** Loaded on use, like the PostgreSQL store: a single-machine setup (and every CLI command) never loads ioredis. */

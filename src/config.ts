@@ -101,6 +101,19 @@ export const EnvSchema = Type.Object({
     description: 'PostgreSQL connections per instance.',
   }),
   STORAGE_TIMEOUT_MS: Type.Integer({ minimum: 50, default: 2000, description: 'Longest wait for storage before 503.' }),
+  USAGE_FLUSH_MS: Type.Integer({
+    minimum: 50,
+    maximum: 600_000,
+    default: 10_000,
+    description:
+      'How often each instance adds its request counts to the usage history; at most this much is lost on a crash.',
+  }),
+  USAGE_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 90,
+    description: 'Days of usage history kept; older hours are purged.',
+  }),
   DEMO_BOOTSTRAP: Bool,
 });
 
@@ -130,6 +143,7 @@ export interface Config {
   readonly pgPoolSize: number;
   readonly storageTimeoutMs: number;
   readonly demoBootstrap: boolean;
+  readonly usage: { readonly flushMs: number; readonly retentionDays: number };
 }
 
 export class ConfigError extends Error {}
@@ -201,6 +215,7 @@ function freeze(env: Env): Config {
     pgPoolSize: env.PG_POOL_SIZE,
     storageTimeoutMs: env.STORAGE_TIMEOUT_MS,
     demoBootstrap: env.DEMO_BOOTSTRAP === 'true' || env.DEMO_BOOTSTRAP === '1',
+    usage: Object.freeze({ flushMs: env.USAGE_FLUSH_MS, retentionDays: env.USAGE_RETENTION_DAYS }),
   });
 }
 

@@ -19,6 +19,8 @@ import { methodNotAllowed } from './routes/method-not-allowed.ts';
 import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
 import { petRoutes } from './routes/pets.ts';
 import { usageRoutes } from './routes/usage.ts';
+import type { UsageService } from '../usage/usage-service.ts';
+import { usageTally, type UsageTallyOptions } from './plugins/usage-tally.ts';
 
 export interface AppDependencies {
   readonly config: Config;
@@ -31,6 +33,10 @@ export interface AppDependencies {
   readonly limits?: AfterAuthentication;
   /** The process logger (pino); requests log through Fastify's child loggers of it, bound to their id. */
   readonly logger: FastifyBaseLogger;
+  /** The usage history's views. */
+  readonly usage: UsageService;
+  /** Where answered requests of known keys are counted for the usage history. */
+  readonly tally: Pick<UsageTallyOptions, 'count' | 'onUncounted'>;
 }
 
 /** How often Node looks for requests past their timeout; also how late it may notice. */
@@ -84,6 +90,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(crossOrigin, { origins: config.corsOrigins });
   await app.register(authentication, { keyVerifier: deps.keyVerifier, limits: deps.limits });
   await app.register(accessLog, { metrics: deps.metrics });
+  await app.register(usageTally, { ...deps.tally, clock: deps.clock });
   await app.register(errorAnswers);
   await app.register(documents, { publicBaseUrl: config.publicBaseUrl });
   await app.register(opsRoutes, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });

@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the limits step on routes that report the account's standing (GET /v1/usage). */
     standing: Standing | undefined;
+    /** Set by the limits step when it refused the request, and why. */
+    refusal: Refusal['kind'] | undefined;
   }
   interface FastifyContextConfig {
     /**
@@ -59,6 +61,7 @@ export function limitsStep(policy: RateLimitPolicy, clientAddressOf: ClientAddre
 }
 
 function sendRefusal(reply: FastifyReply, verdict: Refusal): void {
+  reply.request.refusal = verdict.kind;
   reply.header('retry-after', String(verdict.retryAfterSeconds));
   sendError(reply, verdict.kind, verdict.message);
 }

@@ -8,6 +8,9 @@ export interface Metrics {
   readonly deprecatedCalls: Counter<'account'>;
   readonly rateLimited: Counter<'reason'>;
   readonly limiterFallbacks: Counter;
+  readonly usageFlushes: Counter<'result'>;
+  readonly usageFlushedRows: Counter;
+  readonly usageUncounted: Counter;
 }
 
 export function createMetrics(options: { collectProcessMetrics: boolean }): Metrics {
@@ -43,6 +46,22 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
     limiterFallbacks: new Counter({
       name: 'petstore_limiter_fallback_total',
       help: 'Requests limited in-process because the shared limiter (Redis) was unreachable.',
+      registers: [registry],
+    }),
+    usageFlushes: new Counter({
+      name: 'petstore_usage_flushes_total',
+      help: 'Flushes of the usage tally to storage, by result: written, skipped (storage busy) or failed; counts of the last two are kept for the next flush.',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    usageFlushedRows: new Counter({
+      name: 'petstore_usage_flushed_rows_total',
+      help: 'Rows (account, key, operation, outcome, hour) added to the usage history.',
+      registers: [registry],
+    }),
+    usageUncounted: new Counter({
+      name: 'petstore_usage_uncounted_total',
+      help: 'Requests left out of the usage history because the tally was full while storage refused flushes.',
       registers: [registry],
     }),
   };

@@ -1,4 +1,5 @@
 import type { ColumnType } from 'kysely';
+import type { UsageOperation, UsageOutcome } from '../usage/usage-kinds.ts';
 import type { PetStatus, Plan } from './store.ts';
 
 /**
@@ -60,10 +61,24 @@ export interface KeyBansTable {
   lifted_at: NullableInteger;
 }
 
+/** Requests per account, key, operation, outcome and UTC hour; instances add to the counts. */
+export interface UsageHoursTable {
+  account_id: Integer;
+  key_id: string;
+  operation: UsageOperation;
+  outcome: UsageOutcome;
+  /** Start of the UTC hour, in milliseconds since the epoch. */
+  hour: Integer;
+  count: Integer;
+  /** The latest request counted in the row. */
+  last_at: Integer;
+}
+
 export interface DatabaseSchema {
   pets: PetsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   key_bans: KeyBansTable;
+  usage_hours: UsageHoursTable;
 }

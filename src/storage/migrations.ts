@@ -90,6 +90,22 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
       .execute();
     await db.schema.createIndex('key_bans_key').on('key_bans').columns(['key_id', 'started_at']).execute();
   },
+  '0003-usage-hours': async (db, { integerType }) => {
+    await db.schema
+      .createTable('usage_hours')
+      .addColumn('account_id', integerType, (column) => column.notNull())
+      .addColumn('key_id', 'text', (column) => column.notNull())
+      .addColumn('operation', 'text', (column) => column.notNull())
+      .addColumn('outcome', 'text', (column) => column.notNull())
+      .addColumn('hour', integerType, (column) => column.notNull())
+      .addColumn('count', integerType, (column) => column.notNull())
+      .addColumn('last_at', integerType, (column) => column.notNull())
+      // Account first: an account's history is one range of the key.
+      .addPrimaryKeyConstraint('usage_hours_pkey', ['account_id', 'hour', 'key_id', 'operation', 'outcome'])
+      .execute();
+    // Retention, the operator's views over every account, and the deprecated callers read by hour.
+    await db.schema.createIndex('usage_hours_hour').on('usage_hours').columns(['hour', 'operation']).execute();
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

@@ -32,7 +32,15 @@ import type {
   Plan,
   RecordedBan,
   Store,
+  StoredAccountTotals,
+  StoredKeyCalls,
+  UsageBucket,
+  UsageCount,
+  UsageSeriesQuery,
+  UsageStore,
+  KeyCallsQuery,
 } from './store.ts';
+import { REFUSAL_OUTCOMES } from '../usage/usage-kinds.ts';
 
 /**
  * The queries and row mappings both backends share. What truly differs lives in the dialect files
@@ -193,6 +201,7 @@ export class SqlStore implements Store {
   readonly keys: KeyStore;
   readonly idempotency: IdempotencyStore;
   readonly bans: BanStore;
+  readonly usage: UsageStore;
   private readonly dialect: StoreDialect;
   private closing: Promise<void> | undefined;
 
@@ -205,6 +214,7 @@ export class SqlStore implements Store {
     this.keys = new SqlKeys(dialect, within);
     this.idempotency = new SqlIdempotency(dialect, within);
     this.bans = new SqlBans(dialect, within);
+    this.usage = new SqlUsage(dialect, within);
   }
 
   migrate(): Promise<number> {
@@ -468,5 +478,135 @@ class SqlBans extends SqlTable implements BanStore {
       .where((eb) => eb.or(bans.map((ban) => eb.and([eb('key_id', '=', ban.keyId), eb('until', '=', ban.until)]))));
     const rows = await this.within(lifted.execute());
     return [...new Set(rows.map((row) => row.key_id))];
+  }
+}
+
+/** Rows per INSERT: far below SQLite's limit on bound values (7 per row), few statements per flush. */
+const USAGE_ROWS_PER_STATEMENT = 500;
+
+/** Primary-key order, so that two instances adding overlapping batches lock rows alike and never deadlock. */
+const byUsageKey = (a: UsageCount, b: UsageCount): number =>
+  a.accountId - b.accountId ||
+  a.hour - b.hour ||
+  byBytes(a.keyId, b.keyId) ||
+  byBytes(a.operation, b.operation) ||
+  byBytes(a.outcome, b.outcome);
+
+class SqlUsage extends SqlTable implements UsageStore {
+  async add(counts: readonly UsageCount[], mode: BackgroundWrite): Promise<boolean> {
+    if (counts.length === 0) return true;
+    const sorted = [...counts].sort(byUsageKey);
+    const statements: CompiledQuery[] = [];
+    for (let start = 0; start < sorted.length; start += USAGE_ROWS_PER_STATEMENT) {
+      statements.push(this.addition(sorted.slice(start, start + USAGE_ROWS_PER_STATEMENT)).compile());
+    }
+    return this.within(this.dialect.writeInBackground(statements, mode));
+  }
+
+  /** One atomic read-add-write per row on both backends, however many instances add at once. */
+  private addition(counts: readonly UsageCount[]) {
+    return this.db
+      .insertInto('usage_hours')
+      .values(
+        counts.map((count) => ({
+          account_id: count.accountId,
+          key_id: count.keyId,
+          operation: count.operation,
+          outcome: count.outcome,
+          hour: count.hour,
+          count: count.count,
+          last_at: Math.trunc(count.lastAt),
+        })),
+      )
+      .onConflict((conflict) =>
+        conflict.columns(['account_id', 'hour', 'key_id', 'operation', 'outcome']).doUpdateSet((eb) => ({
+          count: eb(eb.ref('usage_hours.count'), '+', eb.ref('excluded.count')),
+          last_at: eb
+            .case()
+            .when(eb.ref('excluded.last_at'), '>', eb.ref('usage_hours.last_at'))
+            .then(eb.ref('excluded.last_at'))
+            .else(eb.ref('usage_hours.last_at'))
+            .end(),
+        })),
+      );
+  }
+
+  async series(query: UsageSeriesQuery): Promise<UsageBucket[]> {
+    // A literal, not a parameter: PostgreSQL must see the selected and the grouped expression as one.
+    const at = sql<IntegerValue>`hour - (hour % ${sql.lit(Math.trunc(query.bucketMs))})`;
+    let select = this.db
+      .selectFrom('usage_hours')
+      .select((eb) => [at.as('at'), 'operation', 'outcome', eb.fn.sum<IntegerValue>('count').as('count')])
+      .where('hour', '>=', query.from)
+      .where('hour', '<', query.to);
+    if (query.accountId !== undefined) select = select.where('account_id', '=', query.accountId);
+    const rows = await this.within(select.groupBy([at, 'operation', 'outcome']).execute());
+    return rows.map((row) => ({
+      at: toNumber(row.at),
+      operation: row.operation,
+      outcome: row.outcome,
+      count: toNumber(row.count),
+    }));
+  }
+
+  async callsByKey(query: KeyCallsQuery): Promise<StoredKeyCalls[]> {
+    let select = this.db
+      .selectFrom('usage_hours as u')
+      .innerJoin('accounts as a', 'a.id', 'u.account_id')
+      .select((eb) => [
+        'u.account_id',
+        'a.name',
+        'u.key_id',
+        eb.fn.sum<IntegerValue>('u.count').as('calls'),
+        eb.fn.max('u.last_at').as('last_at'),
+      ])
+      .where('u.operation', '=', query.operation)
+      .where('u.hour', '>=', query.since);
+    if (query.accountId !== undefined) select = select.where('u.account_id', '=', query.accountId);
+    const rows = await this.within(select.groupBy(['u.account_id', 'a.name', 'u.key_id']).execute());
+    return rows.map((row) => ({
+      accountId: toNumber(row.account_id),
+      accountName: row.name,
+      keyId: row.key_id,
+      calls: toNumber(row.calls),
+      lastAt: toNumber(row.last_at),
+    }));
+  }
+
+  async totalsByAccount(range: { readonly from: number; readonly to: number }): Promise<StoredAccountTotals[]> {
+    const select = this.db
+      .selectFrom('usage_hours as u')
+      .innerJoin('accounts as a', 'a.id', 'u.account_id')
+      .select((eb) => [
+        'u.account_id',
+        'a.name',
+        eb.fn.sum<IntegerValue>('u.count').as('requests'),
+        eb.fn
+          .sum<IntegerValue>(
+            eb.case().when('u.outcome', 'in', REFUSAL_OUTCOMES).then(eb.ref('u.count')).else(sql.lit(0)).end(),
+          )
+          .as('refusals'),
+      ])
+      .where('u.hour', '>=', range.from)
+      .where('u.hour', '<', range.to)
+      .groupBy(['u.account_id', 'a.name']);
+    const rows = await this.within(select.execute());
+    return rows.map((row) => ({
+      accountId: toNumber(row.account_id),
+      accountName: row.name,
+      requests: toNumber(row.requests),
+      refusals: toNumber(row.refusals),
+    }));
+  }
+
+  async purge(before: number): Promise<number | false> {
+    const count = this.db
+      .selectFrom('usage_hours')
+      .select((eb) => eb.fn.countAll<IntegerValue>().as('count'))
+      .where('hour', '<', before);
+    const expired = toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
+    if (expired === 0) return 0;
+    const purge = this.db.deleteFrom('usage_hours').where('hour', '<', before).compile();
+    return (await this.within(this.dialect.writeInBackground([purge], 'if-idle'))) ? expired : false;
   }
 }

@@ -53,11 +53,12 @@ for (const backend of await backends()) {
       await backend.cleanup();
     });
 
-    it('adopts the tables, applies nothing, and reads every record back exactly', async () => {
+    it('adopts the tables, applies only later migrations, and reads every record back exactly', async () => {
       const url = await backend.freshDatabaseUrl();
       await backend.execute(url, releaseOneSchema(backend.name) + RELEASE_ONE_DATA);
       const store = await openTracked(url);
-      assert.equal(await store.migrate(), 0, 'the existing tables are recorded, not created again');
+      // The first release's two versions are recorded, not created again; only what came later runs.
+      assert.equal(await store.migrate(), MIGRATION_NAMES.length - 2);
       assert.equal(await store.migrate(), 0);
 
       const rex = { id: 1, name: 'Rex', categoryId: INT64_MAX, status: 'available' };
@@ -149,7 +150,7 @@ for (const backend of await backends()) {
       const url = await backend.freshDatabaseUrl();
       await backend.execute(url, releaseOneSchema(backend.name, 1));
       const store = await openTracked(url);
-      assert.equal(await store.migrate(), 1);
+      assert.equal(await store.migrate(), MIGRATION_NAMES.length - 1);
       const account = await store.accounts.create({ name: 'a', plan: 'free', perMinute: null, perDay: null }, NOW);
       await store.keys.create({ id: 'k', accountId: account.id, hash: 'h', expiresAt: null }, NOW);
       await store.bans.ban('k', NOW, NOW + HOUR);

@@ -46,6 +46,7 @@ export const authentication = fastifyPlugin<AuthenticationOptions>(
     app.decorateRequest('principal', undefined);
     // Set by the limits step; declared with it.
     app.decorateRequest('standing', undefined);
+    app.decorateRequest('refusal', undefined);
     const authenticate = authenticator(options.keyVerifier, options.limits ?? refuseUnauthenticated);
     app.addHook('onRequest', (request, reply, done) => {
       authenticate(request, reply).then(

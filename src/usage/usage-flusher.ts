@@ -1,0 +1,126 @@
+import type { Clock } from '../clock.ts';
+import type { BackgroundWrite, UsageStore } from '../storage/store.ts';
+import { bucketStart, DAY_MS, HOUR_MS } from './usage-kinds.ts';
+import type { PendingCount, UsageTally } from './usage-tally.ts';
+
+export type FlushResult = 'written' | 'skipped' | 'failed';
+
+export interface UsageFlusherOptions {
+  readonly intervalMs: number;
+  readonly retentionDays: number;
+  /** Each flush's result and how many rows it stored (metrics). */
+  readonly onFlush?: (result: FlushResult, rows: number) => void;
+  /** A flush that failed; its counts are kept for the next one. */
+  readonly onFailure?: (error: Error) => void;
+}
+
+/** Flushes in a row that may find storage busy before one waits for it, as a request would. */
+const SKIPS_BEFORE_WAITING = 3;
+
+/** How often expired hours are purged. */
+const PURGE_INTERVAL_MS = HOUR_MS;
+
+/**
+ * Moves the tally into storage off the request path: every interval, and a last time at shutdown.
+ * A flush takes the counts out of the tally; if storage does not take them, they go back, merged
+ * with what came in meanwhile, so a failure delays counts and never loses or doubles them.
+ *
+ * A flush is a background write: it is tried only when storage is free (store.ts, BackgroundWrite),
+ * and after a few busy intervals in a row it waits for storage as a request does, so that a busy
+ * store delays the history by a few intervals at most.
+ */
+export class UsageFlusher {
+  private readonly tally: UsageTally;
+  private readonly store: UsageStore;
+  private readonly clock: Clock;
+  private readonly options: UsageFlusherOptions;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private inFlight: { readonly counts: readonly PendingCount[]; readonly done: Promise<FlushResult> } | undefined;
+  private skipsInARow = 0;
+  private flushes = 0;
+
+  constructor(tally: UsageTally, store: UsageStore, clock: Clock, options: UsageFlusherOptions) {
+    this.tally = tally;
+    this.store = store;
+    this.clock = clock;
+    this.options = options;
+  }
+
+  /** Starts the interval flushes and the hourly purge. */
+  start(): void {
+    const flush = setInterval(() => void this.flush(), this.options.intervalMs);
+    const purge = setInterval(() => void this.purgeExpired().catch(() => undefined), PURGE_INTERVAL_MS);
+    flush.unref();
+    purge.unref();
+    this.timers.push(flush, purge);
+  }
+
+  /**
+   * Stores what the tally holds. One flush at a time: a call during a flush waits for it and then
+   * flushes what came in meanwhile.
+   */
+  async flush(mode?: BackgroundWrite): Promise<FlushResult> {
+    while (this.inFlight !== undefined) await this.inFlight.done;
+    const counts = this.tally.drain();
+    if (counts.length === 0) return 'written';
+    const write = mode ?? (this.skipsInARow >= SKIPS_BEFORE_WAITING ? 'waiting' : 'if-idle');
+    const done = this.write(counts, write);
+    this.inFlight = { counts, done };
+    this.flushes += 1;
+    try {
+      return await done;
+    } finally {
+      this.inFlight = undefined;
+      this.flushes += 1;
+    }
+  }
+
+  private async write(counts: readonly PendingCount[], mode: BackgroundWrite): Promise<FlushResult> {
+    let result: FlushResult;
+    try {
+      result = (await this.store.add(counts, mode)) ? 'written' : 'skipped';
+    } catch (error) {
+      result = 'failed';
+      this.options.onFailure?.(error instanceof Error ? error : new Error(String(error)));
+    }
+    if (result === 'written') {
+      this.skipsInARow = 0;
+    } else {
+      this.skipsInARow += 1;
+      this.tally.restore(counts);
+    }
+    this.options.onFlush?.(result, result === 'written' ? counts.length : 0);
+    return result;
+  }
+
+  /**
+   * Counts not yet stored: the tally's and those of a flush under way. `epoch` changes whenever a
+   * flush starts or ends, so a reader that also reads storage can tell whether a flush moved counts
+   * between the two while it read (UsageService), and read again rather than miss or double them.
+   */
+  pending(): { readonly counts: readonly PendingCount[]; readonly epoch: number; readonly settled: Promise<unknown> } {
+    const inFlight = this.inFlight;
+    return {
+      counts: inFlight === undefined ? this.tally.snapshot() : [...this.tally.snapshot(), ...inFlight.counts],
+      epoch: this.flushes,
+      settled: inFlight?.done ?? Promise.resolve(),
+    };
+  }
+
+  get epoch(): number {
+    return this.flushes;
+  }
+
+  /** Deletes the hours older than the retention; false when storage was busy (tried again next hour). */
+  async purgeExpired(): Promise<number | false> {
+    const cutoff = bucketStart(this.clock.now() - this.options.retentionDays * DAY_MS, HOUR_MS);
+    return this.store.purge(cutoff);
+  }
+
+  /** Stops the timers and stores what is left, waiting for storage as a request would. */
+  async close(): Promise<FlushResult> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers.length = 0;
+    return this.flush('waiting');
+  }
+}
