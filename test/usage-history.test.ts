@@ -123,7 +123,7 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
     assert.deepEqual(theirs.points, [point(day, 'getPet', '2xx', 4), point(day, 'listPets', '2xx', 1)]);
   });
 
-  it('rounds the range out to whole buckets and defaults to the last 24 hours, or 30 days by day', async () => {
+  it('rounds the range out to whole buckets; by default, 24 hours or 30 days through the current one', async () => {
     clock.set(MID);
     const { key } = await app.newKey();
     const rounded = historyOf(
@@ -133,11 +133,11 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
     const hourly = historyOf(await request(app, '/v1/usage/history', { key }));
     assert.deepEqual(
       [hourly.from, hourly.to, hourly.granularity],
-      [iso(HOUR - 24 * HOUR_MS), iso(HOUR + HOUR_MS), 'hour'],
+      [iso(HOUR - 23 * HOUR_MS), iso(HOUR + HOUR_MS), 'hour'],
     );
     const daily = historyOf(await request(app, '/v1/usage/history?granularity=day', { key }));
     const day = Date.UTC(2026, 5, 1);
-    assert.deepEqual([daily.from, daily.to, daily.granularity], [iso(day - 30 * DAY_MS), iso(day + DAY_MS), 'day']);
+    assert.deepEqual([daily.from, daily.to, daily.granularity], [iso(day - 29 * DAY_MS), iso(day + DAY_MS), 'day']);
   });
 
   it('refuses a bad range with 400 invalid_query naming the parameter, and ignores unknown parameters', async () => {
@@ -146,11 +146,12 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
     const refused = async (query: string, ...mentions: string[]): Promise<void> => {
       assertError(await request(app, `/v1/usage/history?${query}`, { key }), 400, 'invalid_query', ...mentions);
     };
-    await refused('from=yesterday', "'from'");
-    await refused('to=2026-13-45', "'to'");
-    await refused('from=2026-06-01T12:00:00Z&to=2026-06-01T12:00:00Z', "'from'", "'to'");
-    await refused('from=2026-06-02&to=2026-06-01', "'from'", "'to'");
-    await refused('from=2026-03-01&to=2026-06-01', '90 days');
+    await refused('from=yesterday', 'from must be an ISO 8601 date or date-time', '"yesterday"');
+    await refused('to=2026-13-45', 'to must be an ISO 8601 date');
+    await refused('from=2026-06-01T12:00:00', 'from must be', 'with its offset');
+    await refused('from=2026-06-01T12:00:00Z&to=2026-06-01T12:00:00Z', 'from must be before to');
+    await refused('from=2026-06-02&to=2026-06-01', 'from must be before to');
+    await refused('from=2026-03-01&to=2026-06-01', 'more than 90 days');
     await refused('granularity=week', "'granularity'", 'hour, day');
     await refused('from=2026-05-01&from=2026-05-02', "'from'", 'repeated');
     // Exactly 90 days, 2,160 hourly buckets, is allowed.
@@ -176,6 +177,41 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
     assertError(limited, 429, 'rate_limited', `${USAGE_PER_MINUTE} per minute`);
     assertError(await request(app, '/v1/usage', { key }), 429, 'rate_limited');
     assert.equal(await pets(), 297, "the account's windows were not touched");
+  });
+
+  it("shows another instance's counts once it has stored them, and this instance's at once, each once", async () => {
+    // Two instances on one database, flushing only when told.
+    const env = { USAGE_PER_MINUTE: String(USAGE_PER_MINUTE), USAGE_FLUSH_MS: '600000' };
+    const first = await startTestApp({ backend, clock, env });
+    const second = await startTestApp({
+      backend,
+      clock,
+      env: { ...env, DATABASE_URL: first.services.config.databaseUrl },
+    });
+    try {
+      clock.set(MID);
+      const { key } = await first.newKey();
+      const hourOf = async (on: TestApp): Promise<readonly Point[]> =>
+        historyOf(await request(on, '/v1/usage/history?from=2026-06-01T12:00Z&to=2026-06-01T13:00Z', { key })).points;
+      for (let i = 0; i < 2; i += 1) await ok(first, '/v1/pets', key);
+      await first.services.usageFlusher.flush();
+      await ok(first, '/v1/pets', key);
+      assert.deepEqual(await hourOf(first), [point(HOUR, 'listPets', '2xx', 3)], 'stored and not yet stored, once');
+      assert.deepEqual(
+        await hourOf(second),
+        [point(HOUR, 'listPets', '2xx', 2)],
+        'what the first instance has stored, not yet its later requests',
+      );
+      await first.services.usageFlusher.flush();
+      assert.deepEqual(
+        await hourOf(second),
+        [point(HOUR, 'listPets', '2xx', 3), point(HOUR, 'usage', '2xx', 2)],
+        "all of the first instance's, and the second's own history request, not stored yet",
+      );
+    } finally {
+      await second.close();
+      await first.close();
+    }
   });
 
   it('refuses a missing key with 401, and other methods with 405', async () => {

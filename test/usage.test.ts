@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { buildApp } from '../src/http/app.ts';
+import type { UsageService } from '../src/usage/usage-service.ts';
 import { describeEachBackend } from './support/each-backend.ts';
 import { assertError, errorOf, request, type HttpAnswer } from './support/http-client.ts';
 import { ManualClock } from './support/manual-clock.ts';
@@ -35,7 +38,7 @@ interface Usage {
     readonly expiresAt: string | null;
     readonly ban: { readonly until: string; readonly retryAfter: number } | null;
   };
-  readonly deprecated: readonly DeprecatedUsage[];
+  readonly deprecated: readonly DeprecatedUsage[] | null;
 }
 
 interface DeprecatedUsage {
@@ -190,7 +193,7 @@ describeEachBackend('GET /v1/usage', (backend) => {
     ]);
     const theirs = usageOf(await request(app, '/v1/usage', { key: stranger.key })).deprecated;
     assert.deepEqual(
-      theirs.map((entry) => [entry.calls, entry.keys.map((each) => each.id)]),
+      theirs?.map((entry) => [entry.calls, entry.keys.map((each) => each.id)]),
       [[1, [stranger.keyId]]],
     );
     // 31 days later, those calls are out of the period.
@@ -222,6 +225,38 @@ describeEachBackend('GET /v1/usage', (backend) => {
     const head = await request(app, '/v1/usage', { method: 'HEAD', key });
     assert.equal(head.status, 200);
     assert.equal(head.text, '');
+  });
+});
+
+describe('GET /v1/usage while the usage history cannot be read', () => {
+  let app: TestApp;
+  let stalled: FastifyInstance;
+  let target: { url: string };
+  const STORAGE_TIMEOUT_MS = 400;
+
+  before(async () => {
+    app = await startTestApp({ clock: new ManualClock(MID) });
+    // The same services, but a usage history that never answers, as storage on a silent network.
+    const usage: UsageService = Object.assign(Object.create(app.services.usage) as UsageService, {
+      deprecated: () => new Promise<never>(() => undefined),
+    });
+    const config = { ...app.services.config, storageTimeoutMs: STORAGE_TIMEOUT_MS };
+    stalled = await buildApp({ ...app.services, config, usage });
+    target = { url: await stalled.listen({ port: 0, host: '127.0.0.1' }) };
+  });
+  after(async () => {
+    await stalled.close();
+    await app.close();
+  });
+
+  it('answers the standing without the deprecated calls (null), within half the storage timeout', async () => {
+    const { key } = await app.newKey();
+    const started = performance.now();
+    const usage = usageOf(await request(target, '/v1/usage', { key }));
+    const ms = performance.now() - started;
+    assert.equal(usage.deprecated, null);
+    assert.equal(usage.windows.minute.limit, 60);
+    assert.ok(ms >= STORAGE_TIMEOUT_MS / 2 - 20 && ms < STORAGE_TIMEOUT_MS, `answered after ${Math.round(ms)} ms`);
   });
 });
 

@@ -25,8 +25,11 @@ export type Usage = Schemas['Usage'];
 /** One window of a usage answer. */
 export type UsageWindow = Usage['windows']['minute'];
 
-/** The account's calls of one deprecated operation in the last 30 days, and the keys that made them. */
-export type DeprecatedUsage = Usage['deprecated'][number];
+/**
+ * The account's calls of one deprecated operation in the last 30 days, and the keys that made them. A usage answer's
+ * `deprecated` is null while the service cannot read them (its storage is unavailable).
+ */
+export type DeprecatedUsage = NonNullable<Usage['deprecated']>[number];
 
 /** The answer of `GET /v1/usage/history`: the account's requests per bucket (times as ISO 8601 strings). */
 export type UsageHistory = Schemas['UsageHistory'];

@@ -27,7 +27,7 @@ describe('client: usage', async () => {
     );
     assert.deepEqual([usage.key.id, usage.key.ban], [keyId, null]);
     assert.deepEqual(
-      usage.deprecated.map((entry) => [entry.operation, entry.sunset, entry.calls, entry.lastCall, entry.keys]),
+      usage.deprecated?.map((entry) => [entry.operation, entry.sunset, entry.calls, entry.lastCall, entry.keys]),
       [['getPet', '2030-12-05T00:00:00.000Z', 0, null, []]],
     );
   });

@@ -1,6 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
+import { settleWithin } from '../../deadline.ts';
+import { StorageUnavailableError } from '../../errors.ts';
 import type { WindowState } from '../../ratelimit/limiter.ts';
 import type { Standing } from '../../ratelimit/rate-limit-policy.ts';
 import type { KeyPrincipal } from '../../storage/store.ts';
@@ -11,6 +13,8 @@ import { errorResponses, headerRefs, RESPONSE_HEADERS, RATE_LIMIT_HEADERS } from
 
 export interface UsageRouteOptions {
   readonly usage: UsageService;
+  /** The storage timeout: GET /v1/usage waits half of it for the deprecated calls, then answers without them. */
+  readonly storageTimeoutMs: number;
 }
 
 const UsageWindowSchema = (name: string) =>
@@ -32,7 +36,9 @@ const DeprecatedUsageSchema = Type.Object(
       examples: ['getPet'],
     }),
     sunset: Instant('When the operation is removed; from then on it answers 410 `gone`.'),
-    since: Instant('The start of the period counted: 30 days ago.'),
+    since: Instant(
+      'The start of the period counted, 30 days ago; calls are counted per UTC hour, from the hour that holds it.',
+    ),
     calls: Type.Integer({ minimum: 0, description: "The account's calls of the operation since `since`, all keys." }),
     lastCall: Type.Union([Instant('The latest of those calls.'), Type.Null()]),
     keys: Type.Array(
@@ -85,9 +91,15 @@ export const UsageSchema = Type.Object(
       },
       { additionalProperties: false, description: 'The key of this request.' },
     ),
-    deprecated: Type.Array(DeprecatedUsageSchema, {
-      description: 'One entry per deprecated operation, even when the account made no calls of it.',
-    }),
+    deprecated: Type.Union([
+      Type.Array(DeprecatedUsageSchema, {
+        description: 'One entry per deprecated operation, even when the account made no calls of it.',
+      }),
+      Type.Null({
+        description:
+          'The recorded calls cannot be read now (storage is unavailable); the rest of the answer does not need them.',
+      }),
+    ]),
   },
   {
     $id: 'Usage',
@@ -125,7 +137,8 @@ export const UsageHistorySchema = Type.Object(
       ),
       {
         description:
-          'Non-zero counts only, by `at`, then operation, then outcome: a bucket without requests has no point.',
+          'Non-zero counts only, by `at`, then `operation`, then `outcome` (in alphabetical order): a bucket ' +
+          'without requests has no point.',
       },
     ),
   },
@@ -143,14 +156,14 @@ const UsageHistoryRef = Type.Unsafe<UsageHistory>(Type.Ref('UsageHistory'));
 /** The schemas that the usage routes refer to by name (registered by plugins/schemas.ts). */
 export const USAGE_SCHEMAS = [UsageSchema, UsageHistorySchema] as const;
 
-const INSTANT_EXPECTATION = 'an ISO 8601 date or date-time, e.g. 2026-11-25 or 2026-11-25T10:00:00Z';
+const INSTANT_EXPECTATION = 'an ISO 8601 date or date-time with its offset, e.g. 2026-11-25 or 2026-11-25T10:00:00Z';
 
 const UsageHistoryQuerySchema = Type.Object({
   from: Type.Optional(
     Type.String({
       maxLength: 64,
       description:
-        'Start of the range, an ISO 8601 date or date-time (UTC unless it has an offset); rounded down to its ' +
+        'Start of the range, an ISO 8601 date or date-time with its offset (`Z` for UTC); rounded down to its ' +
         'bucket. Default: 24 hours before `to` (hour), 30 days before `to` (day).',
       'x-expectation': INSTANT_EXPECTATION,
     }),
@@ -159,7 +172,8 @@ const UsageHistoryQuerySchema = Type.Object({
     Type.String({
       maxLength: 64,
       description:
-        'End of the range (exclusive), an ISO 8601 date or date-time; rounded up to its bucket. Default: now. ' +
+        'End of the range (exclusive), an ISO 8601 date or date-time with its offset; rounded up to its bucket. ' +
+        'Default: the end of the current hour (or day). ' +
         'It must be after `from`, and at most 90 days after it.',
       'x-expectation': INSTANT_EXPECTATION,
     }),
@@ -203,8 +217,8 @@ export const USAGE_HISTORY_EXAMPLE: UsageHistory = {
   to: new Date(EXAMPLE_DAY + 24 * HOUR_MS).toISOString(),
   granularity: 'hour',
   points: [
-    { at: new Date(EXAMPLE_DAY + 9 * HOUR_MS).toISOString(), operation: 'listPets', outcome: '2xx', count: 118 },
     { at: new Date(EXAMPLE_DAY + 9 * HOUR_MS).toISOString(), operation: 'getPet', outcome: '2xx', count: 12 },
+    { at: new Date(EXAMPLE_DAY + 9 * HOUR_MS).toISOString(), operation: 'listPets', outcome: '2xx', count: 118 },
     { at: new Date(EXAMPLE_DAY + 10 * HOUR_MS).toISOString(), operation: 'createPet', outcome: '2xx', count: 3 },
     { at: new Date(EXAMPLE_DAY + 10 * HOUR_MS).toISOString(), operation: 'createPet', outcome: '4xx', count: 1 },
     { at: new Date(EXAMPLE_DAY + 10 * HOUR_MS).toISOString(), operation: 'listPets', outcome: '429', count: 2 },
@@ -223,6 +237,7 @@ const COUNTING =
 export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped, options) => {
   const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
   const { usage } = options;
+  const deprecatedWaitMs = Math.ceil(options.storageTimeoutMs / 2);
 
   app.get(
     '/v1/usage',
@@ -234,7 +249,8 @@ export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped
         summary: "Your account's limits, your key's state and your deprecated calls",
         description:
           "The account's plan, both windows (limit, what is left now, reset), this key's expiry and ban, and the " +
-          "account's calls of deprecated operations in the last 30 days, by key. " +
+          "account's calls of deprecated operations in the last 30 days, by key (`null` while storage is " +
+          'unavailable: the rest answers without it). ' +
           "It is not counted in the account's windows: calling it spends no quota, and the rate-limit headers " +
           'are those a pets request would carry, without its spending. It answers while the key is banned ' +
           '(this is where the ban shows). It has a small limit of its own per account (default 30 per minute, ' +
@@ -252,8 +268,8 @@ export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped
     },
     async (request, reply) => {
       const { principal, standing } = standingOf(request);
-      const deprecated = await usage.deprecated(principal.accountId);
-      return reply.send(usageOf(principal, standing, [deprecated]));
+      const deprecated = await readOrNull(usage.deprecated(principal.accountId), deprecatedWaitMs);
+      return reply.send(usageOf(principal, standing, deprecated === null ? null : [deprecated]));
     },
   );
 
@@ -301,7 +317,20 @@ function standingOf(request: FastifyRequest): { principal: KeyPrincipal; standin
   return { principal, standing };
 }
 
-function usageOf(principal: KeyPrincipal, standing: Standing, deprecated: readonly DeprecatedUsage[]): Usage {
+/**
+ * The standing needs no storage, and is what a client needs most while storage is down (its windows,
+ * its ban): the deprecated calls, which do, are left out rather than hold it up or turn it into a 503.
+ */
+async function readOrNull<T>(work: Promise<T>, waitMs: number): Promise<T | null> {
+  try {
+    return await settleWithin(work, waitMs, () => new StorageUnavailableError('the usage history did not answer'));
+  } catch (error) {
+    if (error instanceof StorageUnavailableError) return null;
+    throw error;
+  }
+}
+
+function usageOf(principal: KeyPrincipal, standing: Standing, deprecated: readonly DeprecatedUsage[] | null): Usage {
   const { ban } = standing;
   return {
     account: { name: principal.accountName, plan: principal.plan },
@@ -311,11 +340,11 @@ function usageOf(principal: KeyPrincipal, standing: Standing, deprecated: readon
       expiresAt: principal.expiresAt === null ? null : isoOf(principal.expiresAt),
       ban: ban === null ? null : { until: isoOf(ban.until), retryAfter: ban.retryAfterSeconds },
     },
-    deprecated: deprecated.map(deprecatedOf),
+    deprecated: deprecated === null ? null : deprecated.map(deprecatedOf),
   };
 }
 
-function deprecatedOf(entry: DeprecatedUsage): Usage['deprecated'][number] {
+function deprecatedOf(entry: DeprecatedUsage): NonNullable<Usage['deprecated']>[number] {
   return {
     operation: entry.operation,
     sunset: isoOf(entry.sunset),
