@@ -50,7 +50,9 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
     }),
     usageFlushes: new Counter({
       name: 'petstore_usage_flushes_total',
-      help: 'Flushes of the usage tally to storage, by result: written, skipped (storage busy) or failed; counts of the last two are kept for the next flush.',
+      help:
+        'Flushes of the usage tally to storage, by result: written, skipped (storage busy) or failed; ' +
+        'the counts of a skipped or failed flush are kept for the next one.',
       labelNames: ['result'],
       registers: [registry],
     }),

@@ -112,7 +112,8 @@ export class UsageService {
     if (to - from > MAX_RANGE_DAYS * DAY_MS) {
       throw new ValidationError(
         'invalid_query',
-        `the range from ${iso(from)} to ${iso(to)} spans more than ${MAX_RANGE_DAYS} days; ask for ${MAX_RANGE_DAYS} days or less at a time`,
+        `the range from ${iso(from)} to ${iso(to)} spans more than ${MAX_RANGE_DAYS} days; ` +
+          `ask for ${MAX_RANGE_DAYS} days or less at a time`,
       );
     }
     return { from: bucketStart(from, bucketMs), to: bucketStart(to + bucketMs - 1, bucketMs), granularity };
@@ -243,7 +244,8 @@ function parseInstant(name: string, value: string): number {
   if (Number.isNaN(at)) {
     throw new ValidationError(
       'invalid_query',
-      `${name} must be an ISO 8601 date or date-time with its offset, e.g. 2026-11-25 or 2026-11-25T10:00:00Z (got ${JSON.stringify(value)})`,
+      `${name} must be an ISO 8601 date or date-time with its offset, ` +
+        `e.g. 2026-11-25 or 2026-11-25T10:00:00Z (got ${JSON.stringify(value)})`,
     );
   }
   return at;
