@@ -5,7 +5,7 @@ import { DEMO_ACCOUNT } from './auth/account-service.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildServices, type Services } from './composition-root.ts';
 import { buildApp } from './http/app.ts';
-import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
+import { startOperatorListener, type OperatorListener } from './operator/listener.ts';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -13,6 +13,11 @@ export interface RunningServer {
   readonly url: string;
   /** Where Prometheus scrapes, apart from the public URL; undefined with METRICS_PORT=off. */
   readonly metricsUrl: string | undefined;
+  /**
+   * Base URL of the operator listener (metrics, admin API under /admin/v1, console under /console);
+   * undefined with METRICS_PORT=off.
+   */
+  readonly operatorUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -26,14 +31,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await services.close();
     throw error;
   }
-  // Metrics first: an instance whose metrics port is taken exits before the balancer sees it answer.
-  const metrics = await listenForMetrics(services).catch(async (error: unknown) => {
+  // The operator listener first: an instance whose port for it is taken exits before the balancer sees it answer.
+  const operator = await listenForOperators(services).catch(async (error: unknown) => {
     await services.close();
     throw error;
   });
   const app = await buildApp(services);
   const url = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
-    await metrics?.close();
+    await operator?.close();
     await services.close();
     throw listenError(error, { portName: 'PORT', hostName: 'HOST', port: config.port, host: config.host });
   });
@@ -45,23 +50,35 @@ export async function startServer(config: Config): Promise<RunningServer> {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       deadline.unref();
-      await Promise.all([app.close(), metrics?.close()]);
+      await Promise.all([app.close(), operator?.close()]);
       await services.close();
       clearTimeout(deadline);
     })();
     return stopping;
   };
-  return { app, services, url, metricsUrl: metrics?.url, stop };
+  return { app, services, url, metricsUrl: operator?.metricsUrl, operatorUrl: operator?.url, stop };
 }
 
-/** The operator listener for Prometheus, next to the public one; its bound address is logged. */
-async function listenForMetrics(services: Services): Promise<MetricsServer | undefined> {
+/**
+ * The operator listener (metrics, admin API, console) next to the public one, on
+ * METRICS_HOST:METRICS_PORT; its bound address is logged.
+ */
+async function listenForOperators(services: Services): Promise<OperatorListener | undefined> {
   const { metrics } = services.config;
   if (metrics === undefined) return undefined;
   try {
-    const server = await startMetricsServer({ registry: services.metrics.registry, ...metrics });
-    services.logger.info({ url: server.url }, `Metrics listening at ${server.url}`);
-    return server;
+    const listener = await startOperatorListener({
+      registry: services.metrics.registry,
+      logger: services.logger,
+      admin: services,
+      ...metrics,
+    });
+    services.logger.info({ url: listener.metricsUrl }, `Metrics listening at ${listener.metricsUrl}`);
+    services.logger.info(
+      { url: listener.url },
+      `Operator listener at ${listener.url}: admin API at /admin/v1, console at /console (operator token needed)`,
+    );
+    return listener;
   } catch (error) {
     throw listenError(error, { portName: 'METRICS_PORT', hostName: 'METRICS_HOST', ...metrics });
   }

@@ -6,6 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../src/clock.ts';
+import { startOperatorListener } from '../src/operator/listener.ts';
 import { postgresBackend } from './support/backends.ts';
 import { NPM_CLI, runCliInProcess, runCliLaunched, runCliProcess, type CliResult } from './support/cli-runner.ts';
 import { redisBackend } from './support/redis-backend.ts';
@@ -28,6 +29,7 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
 const ROOT = join(import.meta.dirname, '..');
 const KEY = /^pst_[0-9A-Za-z]{36}$/;
 const KEY_ID = /^key_[0-9A-Za-z]+$/;
+const OPERATOR_TOKEN = /^pso_([0-9A-Za-z]{16})_[0-9A-Za-z]{32}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 interface AccountJson {
@@ -71,6 +73,27 @@ interface KeyJson {
 
 interface CreatedKeyJson extends KeyJson {
   readonly key: string;
+}
+
+interface OperatorTokenJson {
+  readonly id: string;
+  readonly name: string | null;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+function assertOperatorTokenShape(token: OperatorTokenJson): void {
+  assert.deepEqual(
+    Object.keys(token)
+      .filter((field) => field !== 'token')
+      .sort(),
+    ['createdAt', 'id', 'lastUsedAt', 'name', 'revokedAt'],
+    `operator token fields, got ${JSON.stringify(token)}`,
+  );
+  assert.match(token.id, /^[0-9A-Za-z]{16}$/);
+  assert.match(token.createdAt, ISO);
+  for (const field of [token.lastUsedAt, token.revokedAt]) if (field !== null) assert.match(field, ISO);
 }
 
 /** A fresh store in its own temporary directory, and the CLI (in this process) pointed at it. */
@@ -435,6 +458,36 @@ describe('petstore CLI', { concurrency: true }, () => {
       );
       assert.equal((await keyOf(box, 'banned', id)).bannedUntil, null);
     });
+
+    it('operator token create makes a token for the admin API; operator token revoke refuses it at once', async () => {
+      const operator = await startOperatorListener({
+        registry: server.services.metrics.registry,
+        admin: server.services,
+        port: 0,
+        host: '127.0.0.1',
+      });
+      try {
+        const created = await box.cli('operator', 'token', 'create', '--name', 'ops laptop');
+        assertOk(created);
+        const token = linesOf(created).at(-1) ?? '';
+        const id = OPERATOR_TOKEN.exec(token)?.[1];
+        assert.ok(id, `the token alone on the last line\n${shown(created)}`);
+        const status = () =>
+          fetch(`${operator.url}/admin/v1/status`, { headers: { authorization: `Bearer ${token}` } });
+        assert.equal((await status()).status, 200);
+        const listed = jsonOf<OperatorTokenJson[]>(await box.cli('operator', 'token', 'list', '--json')).find(
+          (candidate) => candidate.id === id,
+        );
+        assert.equal(listed?.name, 'ops laptop');
+        assert.equal(listed.revokedAt, null);
+        assertOk(await box.cli('operator', 'token', 'revoke', '--id', id));
+        const refused = await status();
+        assert.equal(refused.status, 401, 'refused at once: tokens are not cached');
+        assert.equal(refused.headers.get('www-authenticate'), 'Bearer realm="petstore-operator"');
+      } finally {
+        await operator.close();
+      }
+    });
   });
 
   describe('commands on their own store', { concurrency: 4 }, () => {
@@ -460,6 +513,9 @@ describe('petstore CLI', { concurrency: true }, () => {
           'key list',
           'key revoke',
           'ban lift',
+          'operator token create',
+          'operator token list',
+          'operator token revoke',
         ]) {
           assert.ok(result.stdout.includes(command), `the usage mentions '${command}'\n${shown(result)}`);
         }
@@ -930,6 +986,77 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.equal(assertFails(results[1] as CliResult, 2), 'invalid_config');
       assertFails(results[2] as CliResult, 2, /LOG_LEVEL/);
       assert.equal(existsSync(box.databasePath), false, 'nothing is created with a bad configuration');
+    });
+
+    it('operator token create prints the token alone on its last line; list shows it; revoke marks it', async (t) => {
+      const box = sandbox(t);
+      const human = await box.cli('operator', 'token', 'create', '--name', 'alice');
+      assertOk(human);
+      const lines = linesOf(human);
+      const token = lines.at(-1) ?? '';
+      const id = OPERATOR_TOKEN.exec(token)?.[1];
+      assert.ok(id, shown(human));
+      assert.match(lines[0] ?? '', new RegExp(`^created operator token ${id} \\(alice\\)$`), shown(human));
+      assert.match(human.stdout, /shown once/);
+      const json = jsonOf<OperatorTokenJson & { token: string }>(
+        await box.cli('operator', 'token', 'create', '--json'),
+      );
+      assertOperatorTokenShape(json);
+      assert.equal(json.name, null);
+      assert.equal(OPERATOR_TOKEN.exec(json.token)?.[1], json.id);
+
+      const table = tableOf(await box.cli('operator', 'token', 'list'));
+      assert.deepEqual(
+        table.map((row) => [row.ID, row.NAME, row['LAST USED'], row.REVOKED]),
+        [
+          [id, 'alice', '-', '-'],
+          [json.id, '-', '-', '-'],
+        ],
+      );
+      assert.ok(table.every((row) => ISO.test(row.CREATED ?? '')));
+      const listed = jsonOf<OperatorTokenJson[]>(await box.cli('operator', 'token', 'list', '--json'));
+      for (const entry of listed) assertOperatorTokenShape(entry);
+      assert.ok(!JSON.stringify(listed).includes(token.slice(-32)), 'a listing never shows a secret');
+
+      const revoked = await box.cli('operator', 'token', 'revoke', '--id', id);
+      assertOk(revoked);
+      assert.match(revoked.stdout, new RegExp(`^revoked operator token ${id} at \\d{4}-`));
+      const again = jsonOf<OperatorTokenJson>(await box.cli('operator', 'token', 'revoke', '--id', json.id, '--json'));
+      assertOperatorTokenShape(again);
+      assert.match(again.revokedAt ?? '', ISO);
+      const after = jsonOf<OperatorTokenJson[]>(await box.cli('operator', 'token', 'list', '--json'));
+      assert.ok(after.every((entry) => entry.revokedAt !== null));
+    });
+
+    it('operator token commands refuse bad arguments with exit 2 and an unknown id with exit 1', async (t) => {
+      const box = sandbox(t);
+      const cases: Array<[args: string[], mention: RegExp, code?: string]> = [
+        [['operator', 'token', 'revoke'], /--id/],
+        [['operator', 'token', 'revoke', '--json'], /--id/, 'invalid_arguments'],
+        [['operator', 'token', 'create', '--name'], /--name needs a value/],
+        [['operator', 'token', 'list', '--name', 'x'], /does not take --name/],
+        [['operator', 'token', 'list', 'extra'], /unexpected argument 'extra'/],
+        [['operator', 'tokn', 'list', '--json'], /did you mean operator token list\?/, 'unknown_command'],
+        [['operator', 'token', 'delete'], /operator token commands: operator token create/],
+        [['operator', '--json'], /'operator' needs a command/, 'no_command'],
+        [['operator', 'token', '--json'], /'operator token' needs a command/, 'no_command'],
+      ];
+      const results = await Promise.all(cases.map(([args]) => box.cli(...args)));
+      results.forEach((result, index) => {
+        const [, mention, code] = cases[index] as (typeof cases)[number];
+        const reported = assertFails(result, 2, mention);
+        if (code !== undefined) assert.equal(reported, code, shown(result));
+      });
+      const bare = await box.cli('operator', 'token');
+      assert.equal(bare.status, 2, shown(bare));
+      assert.match(bare.stderr, /^usage: petstore operator token <command>/, shown(bare));
+      assert.equal(existsSync(box.databasePath), false, 'bad arguments are refused before the store is opened');
+      const [unknown, label] = await box.each(
+        ['operator', 'token', 'revoke', '--id', 'nope', '--json'],
+        ['operator', 'token', 'create', '--name', 'bad\u001bname'],
+      );
+      assert.equal(assertFails(unknown as CliResult, 1, /nope/), 'not_found');
+      assertFails(label as CliResult, 2, /token name/);
     });
 
     it('every command prints one line of valid JSON with --json, wherever the flag stands', async (t) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Gauge, Registry } from 'prom-client';
-import { startMetricsServer, type MetricsServer } from '../src/http/metrics-server.ts';
+import { startOperatorListener, type OperatorListener } from '../src/operator/listener.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
@@ -108,11 +108,11 @@ describe('HEAD answers of the app carry no body', () => {
 });
 
 describe('HEAD answers of the metrics listener carry no body', () => {
-  let listener: MetricsServer;
-  let failing: MetricsServer;
+  let listener: OperatorListener;
+  let failing: OperatorListener;
 
   before(async () => {
-    listener = await startMetricsServer({ registry: new Registry(), port: 0, host: '127.0.0.1' });
+    listener = await startOperatorListener({ registry: new Registry(), port: 0, host: '127.0.0.1' });
     const broken = new Registry();
     new Gauge({
       name: 'broken',
@@ -122,7 +122,7 @@ describe('HEAD answers of the metrics listener carry no body', () => {
         throw new Error('cannot collect');
       },
     });
-    failing = await startMetricsServer({ registry: broken, port: 0, host: '127.0.0.1' });
+    failing = await startOperatorListener({ registry: broken, port: 0, host: '127.0.0.1' });
   });
   after(async () => {
     await listener.close();

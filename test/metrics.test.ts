@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { METRICS_RENDER_INTERVAL_MS, startMetricsServer, type MetricsServer } from '../src/http/metrics-server.ts';
+import { startOperatorListener, type OperatorListener } from '../src/operator/listener.ts';
+import { METRICS_RENDER_INTERVAL_MS } from '../src/operator/metrics-route.ts';
 import { request, type ErrorBody, type HttpRequest, type HttpTarget } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
@@ -53,13 +54,13 @@ async function statusOf(app: TestApp, path: string, options: HttpRequest = {}): 
 }
 
 /** The operator listener as a request target: it serves no part of the API. */
-function operatorListener(server: MetricsServer): HttpTarget {
-  return { url: server.url.replace(/\/metrics$/, ''), servesApi: false };
+function operatorListener(server: OperatorListener): HttpTarget {
+  return { url: server.url, servesApi: false };
 }
 
 /** Monotonic time of the operator listener, moved by hand. */
 let monotonic = 0;
-let metricsServer: MetricsServer;
+let metricsServer: OperatorListener;
 
 /** A scrape past the render interval: the counts as they are now. */
 async function scrape(): Promise<{ text: string; samples: Sample[] }> {
@@ -79,7 +80,7 @@ describe('GET /metrics on the operator listener', () => {
 
   before(async () => {
     app = await startTestApp();
-    metricsServer = await startMetricsServer({
+    metricsServer = await startOperatorListener({
       registry: app.services.metrics.registry,
       port: 0,
       host: '127.0.0.1',
@@ -206,13 +207,13 @@ describe('GET /metrics on the operator listener', () => {
 describe('the operator listener', () => {
   let app: TestApp;
   let key: string;
-  let operator: MetricsServer;
+  let operator: OperatorListener;
   let now = 0;
 
   before(async () => {
     app = await startTestApp();
     key = (await app.newKey({ plan: 'business' })).key;
-    operator = await startMetricsServer({
+    operator = await startOperatorListener({
       registry: app.services.metrics.registry,
       port: 0,
       host: '127.0.0.1',
@@ -272,12 +273,12 @@ describe('the operator listener', () => {
 
 describe('a flood of scrapes', () => {
   let app: TestApp;
-  let operator: MetricsServer;
+  let operator: OperatorListener;
 
   before(async () => {
     app = await startTestApp();
     // Real time here: the point is what a flood costs as it happens.
-    operator = await startMetricsServer({ registry: app.services.metrics.registry, port: 0, host: '127.0.0.1' });
+    operator = await startOperatorListener({ registry: app.services.metrics.registry, port: 0, host: '127.0.0.1' });
   });
   after(async () => {
     await operator.close();

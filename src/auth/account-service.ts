@@ -1,13 +1,31 @@
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { PLANS, type AccountRecord, type ApiKeyRecord, type Plan, type Store } from '../storage/store.ts';
+import {
+  PLANS,
+  type AccountKeyStats,
+  type AccountRecord,
+  type ActiveBan,
+  type ApiKeyRecord,
+  type Plan,
+  type Store,
+} from '../storage/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
 
 export interface PlanChoice {
   readonly plan: string;
   readonly perMinute?: number | undefined;
   readonly perDay?: number | undefined;
+  /** How messages name the two limits: the CLI's flags (the default), or the admin API's fields. */
+  readonly naming?: 'flags' | 'fields';
 }
+
+/** An account with what its keys add up to, for listings. */
+export interface AccountWithKeys {
+  readonly account: AccountRecord;
+  readonly keys: AccountKeyStats;
+}
+
+const NO_KEYS: AccountKeyStats = Object.freeze({ total: 0, active: 0, lastUsedAt: null });
 
 export interface CreatedKey {
   /** The plaintext key: shown once, never stored. */
@@ -21,6 +39,8 @@ export interface AccountSummary {
   readonly keys: number;
   /** Keys neither revoked nor expired (a banned key still counts: its ban ends). */
   readonly activeKeys: number;
+  /** The latest last use of any of its keys. */
+  readonly lastUsedAt: number | null;
 }
 
 /** Where requests are judged: a lifting must end the ban there too, not only in storage. */
@@ -66,6 +86,30 @@ export class AccountService {
     return this.store.accounts.list();
   }
 
+  countAccounts(): Promise<number> {
+    return this.store.accounts.count();
+  }
+
+  /** Every account with its keys counted, in two queries however many accounts there are. */
+  async listAccountsWithKeys(): Promise<AccountWithKeys[]> {
+    const [accounts, stats] = await Promise.all([
+      this.store.accounts.list(),
+      this.store.accounts.keyStats(this.clock.now()),
+    ]);
+    return accounts.map((account) => ({ account, keys: stats.get(account.id) ?? NO_KEYS }));
+  }
+
+  /** Bans in force now, newest first, with their keys' accounts. */
+  listActiveBans(): Promise<ActiveBan[]> {
+    return this.store.bans.listActive(this.clock.now());
+  }
+
+  async findKey(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.store.keys.findById(keyId);
+    if (!record) throw new NotFoundError(`no key with id '${keyId}'`);
+    return record;
+  }
+
   findAccount(name: string): Promise<AccountRecord | undefined> {
     return this.store.accounts.findByName(name);
   }
@@ -75,7 +119,9 @@ export class AccountService {
     const keys = await this.store.keys.listForAccount(account.id);
     const now = this.clock.now();
     const active = keys.filter((key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now));
-    return { account, keys: keys.length, activeKeys: active.length };
+    const lastUses = keys.flatMap((key) => (key.lastUsedAt === null ? [] : [key.lastUsedAt]));
+    const lastUsedAt = lastUses.length === 0 ? null : Math.max(...lastUses);
+    return { account, keys: keys.length, activeKeys: active.length, lastUsedAt };
   }
 
   async createKey(accountName: string, expiresInMs?: number): Promise<CreatedKey> {
@@ -143,23 +189,32 @@ export class AccountService {
   }
 }
 
+const LIMIT_NAMES = {
+  flags: { perMinute: '--per-minute', perDay: '--per-day' },
+  fields: { perMinute: 'perMinute', perDay: 'perDay' },
+} as const;
+
 function checkPlan(choice: PlanChoice): { plan: Plan; perMinute: number | null; perDay: number | null } {
   const plan = PLANS.find((candidate) => candidate === choice.plan);
   if (!plan)
     throw new ValidationError('invalid_body', `plan must be one of ${PLANS.join(', ')} (got '${choice.plan}')`);
   const { perMinute, perDay } = choice;
+  const names = LIMIT_NAMES[choice.naming ?? 'flags'];
   if (plan !== 'enterprise') {
     if (perMinute !== undefined || perDay !== undefined) {
-      throw new ValidationError('invalid_body', '--per-minute and --per-day apply only to the enterprise plan');
+      throw new ValidationError(
+        'invalid_body',
+        `${names.perMinute} and ${names.perDay} apply only to the enterprise plan`,
+      );
     }
     return { plan, perMinute: null, perDay: null };
   }
   if (perMinute === undefined || perDay === undefined) {
-    throw new ValidationError('invalid_body', 'the enterprise plan needs both --per-minute and --per-day');
+    throw new ValidationError('invalid_body', `the enterprise plan needs both ${names.perMinute} and ${names.perDay}`);
   }
   for (const [flag, value] of [
-    ['--per-minute', perMinute],
-    ['--per-day', perDay],
+    [names.perMinute, perMinute],
+    [names.perDay, perDay],
   ] as const) {
     if (!Number.isSafeInteger(value) || value < 1)
       throw new ValidationError('invalid_body', `${flag} must be a positive integer`);

@@ -109,6 +109,27 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
     options: ['id'],
     required: ['id'],
   },
+  {
+    name: 'operator token create',
+    synopsis: '[--name LABEL]',
+    description: 'a token for the admin API and console, printed once, alone on the last line',
+    options: ['name'],
+    required: [],
+  },
+  {
+    name: 'operator token list',
+    synopsis: '',
+    description: 'every operator token: id, label, created, last used, revocation',
+    options: [],
+    required: [],
+  },
+  {
+    name: 'operator token revoke',
+    synopsis: '--id TOKEN_ID',
+    description: 'refuse the operator token at once, on every instance',
+    options: ['id'],
+    required: ['id'],
+  },
   { name: 'help', synopsis: '', description: 'this text (also --help, -h)', options: [], required: [] },
   {
     name: 'version',
@@ -120,9 +141,6 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
 ];
 
 const SPECS = new Map(COMMAND_SPECS.map((spec) => [spec.name, spec]));
-
-/** The first words of the commands: `account`, `key`, `ban` and the one-word commands. */
-const FIRST_WORDS = [...new Set(COMMAND_SPECS.map((spec) => spec.name.split(' ')[0] as string))];
 
 const DESCRIPTION_COLUMN = 48;
 
@@ -185,17 +203,16 @@ export function parseCommandLine(argv: readonly string[]): { command: string; op
       : [],
   );
   const given = new Set(options.map((token) => token.name));
-  const [group, action, ...extra] = positionals;
-  if (given.has('help') || group === 'help') return { command: 'help', options: {} };
+  if (given.has('help') || positionals[0] === 'help') return { command: 'help', options: {} };
   if (given.has('version')) return { command: 'version', options: {} };
 
-  const spec = SPECS.get(group ?? '') ?? SPECS.get(`${group ?? ''} ${action ?? ''}`);
+  const spec = specOf(positionals);
   const unknown = options.find((token) => !Object.hasOwn(FLAGS, token.name));
   if (unknown) throw unknownOption(unknown, spec);
-  if (group === undefined)
+  if (positionals.length === 0)
     throw new UsageError('no command given', { code: 'no_command', usage: usageText(), pointsToHelp: false });
-  if (!spec) throw unknownCommand(group, action);
-  const unexpected = spec.name.includes(' ') ? extra[0] : action;
+  if (!spec) throw unknownCommand(positionals);
+  const unexpected = positionals[spec.name.split(' ').length];
   if (unexpected !== undefined) throw new UsageError(`unexpected argument '${unexpected}'`);
   for (const token of options) checkValue(token);
   const values = strictValues(argv);
@@ -215,41 +232,71 @@ function unknownOption(token: OptionToken, spec: CommandSpec | undefined): Usage
   return new UsageError(`unknown option ${token.rawName}; did you mean --${suggestion}?`, { pointsToHelp: false });
 }
 
-/** A group alone lists its commands; otherwise the nearest command is suggested, or the group's listed. */
-function unknownCommand(group: string, action: string | undefined): UsageError {
-  const typed = action === undefined ? group : `${group} ${action}`;
+/** The command whose words begin the positionals (at most one does: no name is the start of another). */
+function specOf(positionals: readonly string[]): CommandSpec | undefined {
+  for (let words = 1; words <= positionals.length; words += 1) {
+    const spec = SPECS.get(positionals.slice(0, words).join(' '));
+    if (spec) return spec;
+  }
+  return undefined;
+}
+
+/** Most words a command name has (`operator token create`). */
+const LONGEST_NAME = Math.max(...COMMAND_SPECS.map((spec) => spec.name.split(' ').length));
+
+/**
+ * A group alone (`account`, `operator token`) lists its commands; otherwise the nearest command is
+ * suggested, or the group's commands are listed.
+ */
+function unknownCommand(positionals: readonly string[]): UsageError {
+  // The longest run of typed words that names a group of commands.
+  let depth = 0;
+  while (depth < positionals.length && groupSpecs(positionals.slice(0, depth + 1).join(' ')).length > 0) depth += 1;
+  const group = positionals.slice(0, depth).join(' ');
+  const typed = positionals.slice(0, LONGEST_NAME).join(' ');
   const inGroup = groupSpecs(group).map((spec) => spec.name);
-  if (inGroup.length > 0 && action === undefined)
+  if (depth > 0 && depth === positionals.length)
     return new UsageError(`'${group}' needs a command: ${inGroup.join(', ')}`, {
       code: 'no_command',
       usage: usageText(group),
       pointsToHelp: false,
     });
-  const suggestion = inGroup.length > 0 ? nearestInGroup(group, action) : nearestCommand(group, action);
+  const suggestion = completion(positionals);
   if (suggestion !== undefined)
     return new UsageError(`unknown command '${typed}'; did you mean ${suggestion}?`, {
       code: 'unknown_command',
       pointsToHelp: false,
     });
-  const listing = inGroup.length > 0 ? `; ${group} commands: ${inGroup.join(', ')}` : '';
+  const listing = depth > 0 ? `; ${group} commands: ${inGroup.join(', ')}` : '';
   return new UsageError(`unknown command '${typed}'${listing}`, { code: 'unknown_command' });
 }
 
-/**
- * Words are compared one by one: whole command lines share their group's letters, which would
- * make `account delete` look near enough to `account create`.
- */
-function nearestCommand(group: string, action: string | undefined): string | undefined {
-  const first = nearest(group, FIRST_WORDS);
-  if (first === undefined || action === undefined || groupSpecs(first).length === 0) return first;
-  return nearestInGroup(first, action) ?? first;
+/** The words that may follow `prefix` ('' for the first word) in command names. */
+function nextWords(prefix: string): string[] {
+  const depth = prefix === '' ? 0 : prefix.split(' ').length;
+  const names = prefix === '' ? COMMAND_SPECS.map((spec) => spec.name) : groupSpecs(prefix).map((spec) => spec.name);
+  return [...new Set(names.map((name) => name.split(' ')[depth] as string))];
 }
 
-function nearestInGroup(group: string, action: string | undefined): string | undefined {
-  if (action === undefined) return undefined;
-  const actions = groupSpecs(group).map((spec) => spec.name.slice(group.length + 1));
-  const match = actions.includes(action) ? action : nearest(action, actions);
-  return match === undefined ? undefined : `${group} ${match}`;
+/**
+ * The typed words corrected word by word, each to the nearest word its place allows, up to a whole
+ * command. Words are compared one by one: whole command lines share their group's letters, which
+ * would make `account delete` look near enough to `account create`. When a word has no near match,
+ * the words corrected so far are suggested if any was corrected (`acount delete` → account), else
+ * nothing is.
+ */
+function completion(words: readonly string[]): string | undefined {
+  let prefix = '';
+  let corrected = false;
+  for (const word of words) {
+    const choices = nextWords(prefix);
+    if (choices.length === 0 || SPECS.has(prefix)) break;
+    const match = choices.includes(word) ? word : nearest(word, choices);
+    if (match === undefined) return corrected ? prefix : undefined;
+    corrected ||= match !== word;
+    prefix = prefix === '' ? match : `${prefix} ${match}`;
+  }
+  return corrected ? prefix : undefined;
 }
 
 /** What node:util would refuse in strict mode, said in one line. */

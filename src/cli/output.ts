@@ -1,7 +1,8 @@
 import type { DestinationStream } from 'pino';
 import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
+import type { CreatedOperatorToken } from '../auth/operator-tokens.ts';
 import { limitsFor } from '../ratelimit/plans.ts';
-import type { AccountRecord, ApiKeyRecord } from '../storage/store.ts';
+import type { AccountRecord, ApiKeyRecord, OperatorTokenRecord } from '../storage/store.ts';
 import type { AccountWindows } from './account-windows.ts';
 
 /** Where a command prints: results on stdout, failures on stderr; `json` picks the format of both. */
@@ -221,6 +222,46 @@ export function printCreatedKey(out: Output, created: CreatedKey): void {
   out.write('the key is shown once; store it now:');
   // The key alone on the last line, so scripts can take it with `tail -n 1`.
   out.write(created.key);
+}
+
+export function operatorTokenJson(token: OperatorTokenRecord): object {
+  return {
+    id: token.id,
+    name: token.name,
+    createdAt: iso(token.createdAt),
+    lastUsedAt: isoOrNull(token.lastUsedAt),
+    revokedAt: isoOrNull(token.revokedAt),
+  };
+}
+
+export function printOperatorTokens(out: Output, tokens: OperatorTokenRecord[]): void {
+  if (out.json) {
+    out.write(JSON.stringify(tokens.map(operatorTokenJson)));
+    return;
+  }
+  table(
+    out,
+    ['ID', 'NAME', 'CREATED', 'LAST USED', 'REVOKED'],
+    tokens.map((token) => [
+      token.id,
+      token.name ?? '-',
+      iso(token.createdAt),
+      iso(token.lastUsedAt),
+      iso(token.revokedAt),
+    ]),
+  );
+}
+
+export function printCreatedOperatorToken(out: Output, created: CreatedOperatorToken): void {
+  if (out.json) {
+    out.write(JSON.stringify({ ...operatorTokenJson(created.record), token: created.token }));
+    return;
+  }
+  const label = created.record.name === null ? '' : ` (${created.record.name})`;
+  out.write(`created operator token ${created.record.id}${label}`);
+  out.write('it opens the admin API and the console on the operator listener; it is shown once, store it now:');
+  // The token alone on the last line, so scripts can take it with `tail -n 1`.
+  out.write(created.token);
 }
 
 function table(out: Output, header: string[], rows: string[][]): void {

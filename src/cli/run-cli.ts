@@ -1,3 +1,4 @@
+import { OperatorTokenService } from '../auth/operator-tokens.ts';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
@@ -12,6 +13,9 @@ import {
   printAccountSummary,
   printCreatedKey,
   printKeys,
+  printOperatorTokens,
+  printCreatedOperatorToken,
+  operatorTokenJson,
   processOutput,
   type Output,
 } from './output.ts';
@@ -62,7 +66,22 @@ const COMMANDS: Record<string, Handler> = {
     if (out.json) out.write(JSON.stringify(keyJson(key)));
     else out.write(`lifted the ban on ${key.id}; it is accepted everywhere within one second`);
   },
+  'operator token create': async (services, options, out) => {
+    const name = options.name === undefined ? undefined : text(options.name);
+    printCreatedOperatorToken(out, await operatorTokens(services).create(name));
+  },
+  'operator token list': async (services, _options, out) =>
+    printOperatorTokens(out, await operatorTokens(services).list()),
+  'operator token revoke': async (services, options, out) => {
+    const token = await operatorTokens(services).revoke(text(options.id));
+    if (out.json) out.write(JSON.stringify(operatorTokenJson(token)));
+    else out.write(`revoked operator token ${token.id} at ${iso(token.revokedAt)}; it is refused at once everywhere`);
+  },
 };
+
+function operatorTokens(services: Services): OperatorTokenService {
+  return new OperatorTokenService(services.store.operatorTokens, services.clock);
+}
 
 /**
  * Runs one command line and answers its exit status (-1 for serve: the server decides when the

@@ -74,6 +74,17 @@ export interface UsageHoursTable {
   last_at: Integer;
 }
 
+export interface OperatorTokensTable {
+  /** The token's public part, also its id in listings. */
+  id: string;
+  /** SHA-256 of the token's secret part. */
+  hash: string;
+  name: string | null;
+  created_at: Integer;
+  revoked_at: NullableInteger;
+  last_used_at: NullableInteger;
+}
+
 export interface DatabaseSchema {
   pets: PetsTable;
   accounts: AccountsTable;
@@ -81,4 +92,5 @@ export interface DatabaseSchema {
   idempotency_keys: IdempotencyKeysTable;
   key_bans: KeyBansTable;
   usage_hours: UsageHoursTable;
+  operator_tokens: OperatorTokensTable;
 }

@@ -106,6 +106,17 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
     // Retention, the operator's views over every account, and the deprecated callers read by hour.
     await db.schema.createIndex('usage_hours_hour').on('usage_hours').columns(['hour', 'operation']).execute();
   },
+  '0004-operator-tokens': async (db, { integerType }) => {
+    await db.schema
+      .createTable('operator_tokens')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('hash', 'text', (column) => column.notNull())
+      .addColumn('name', 'text')
+      .addColumn('created_at', integerType, (column) => column.notNull())
+      .addColumn('revoked_at', integerType)
+      .addColumn('last_used_at', integerType)
+      .execute();
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

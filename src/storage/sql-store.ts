@@ -8,11 +8,14 @@ import type {
   IdempotencyKeysTable,
   IntegerValue,
   KeyBansTable,
+  OperatorTokensTable,
   PetsTable,
 } from './database-schema.ts';
 import type {
+  AccountKeyStats,
   AccountRecord,
   AccountStore,
+  ActiveBan,
   ApiKeyRecord,
   BackgroundWrite,
   BanStore,
@@ -25,13 +28,17 @@ import type {
   KeyStore,
   NewAccount,
   NewApiKey,
+  NewOperatorToken,
   NewPetRecord,
+  OperatorTokenRecord,
+  OperatorTokenStore,
   PetListQuery,
   PetRecord,
   PetStore,
   Plan,
   RecordedBan,
   Store,
+  StoredOperatorToken,
   StoredAccountTotals,
   StoredKeyCalls,
   UsageBucket,
@@ -120,6 +127,24 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   bannedUntil: toNullableNumber(row.banned_until),
 });
 
+const toOperatorToken = (row: Selectable<OperatorTokensTable>): StoredOperatorToken => ({
+  id: row.id,
+  hash: row.hash,
+  name: row.name,
+  createdAt: toNumber(row.created_at),
+  revokedAt: toNullableNumber(row.revoked_at),
+  lastUsedAt: toNullableNumber(row.last_used_at),
+});
+
+/** The record without its hash: what listings and answers carry. */
+const withoutHash = ({ id, name, createdAt, revokedAt, lastUsedAt }: StoredOperatorToken): OperatorTokenRecord => ({
+  id,
+  name,
+  createdAt,
+  revokedAt,
+  lastUsedAt,
+});
+
 // ---------------------------------------------------------------------------------------------
 // Statements shared by both dialects
 
@@ -201,6 +226,7 @@ export class SqlStore implements Store {
   readonly keys: KeyStore;
   readonly idempotency: IdempotencyStore;
   readonly bans: BanStore;
+  readonly operatorTokens: OperatorTokenStore;
   readonly usage: UsageStore;
   private readonly dialect: StoreDialect;
   private closing: Promise<void> | undefined;
@@ -214,6 +240,7 @@ export class SqlStore implements Store {
     this.keys = new SqlKeys(dialect, within);
     this.idempotency = new SqlIdempotency(dialect, within);
     this.bans = new SqlBans(dialect, within);
+    this.operatorTokens = new SqlOperatorTokens(dialect, within);
     this.usage = new SqlUsage(dialect, within);
   }
 
@@ -327,6 +354,33 @@ class SqlAccounts extends SqlTable implements AccountStore {
   async count(): Promise<number> {
     const count = this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<IntegerValue>().as('count'));
     return toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
+  }
+
+  async keyStats(now: number): Promise<Map<number, AccountKeyStats>> {
+    const unexpired = sql`(${sql.ref('expires_at')} is null or ${sql.ref('expires_at')} > ${now})`;
+    const usable = sql`${sql.ref('revoked_at')} is null and ${unexpired}`;
+    const active = sql<IntegerValue>`sum(case when ${usable} then 1 else 0 end)`;
+    const select = this.db
+      .selectFrom('api_keys')
+      .select((eb) => [
+        'account_id',
+        eb.fn.countAll<IntegerValue>().as('total'),
+        active.as('active'),
+        eb.fn.max('last_used_at').as('last_used_at'),
+      ])
+      .groupBy('account_id');
+    const rows = await this.within(select.execute());
+    return new Map(
+      rows.map((row) => [
+        toNumber(row.account_id),
+        {
+          total: toNumber(row.total),
+          // SUM over no rows is NULL; a group has at least one row, but the type allows it.
+          active: toNumber(row.active ?? 0),
+          lastUsedAt: toNullableNumber(row.last_used_at),
+        },
+      ]),
+    );
   }
 }
 
@@ -478,6 +532,76 @@ class SqlBans extends SqlTable implements BanStore {
       .where((eb) => eb.or(bans.map((ban) => eb.and([eb('key_id', '=', ban.keyId), eb('until', '=', ban.until)]))));
     const rows = await this.within(lifted.execute());
     return [...new Set(rows.map((row) => row.key_id))];
+  }
+
+  async listActive(now: number): Promise<ActiveBan[]> {
+    const select = this.db
+      .selectFrom('key_bans as b')
+      .innerJoin('api_keys as k', 'k.id', 'b.key_id')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select(['b.key_id', 'a.name', 'b.started_at', 'b.until'])
+      .where('b.lifted_at', 'is', null)
+      .where('b.until', '>', now);
+    const latest = new Map<string, ActiveBan>();
+    for (const row of await this.within(select.execute())) {
+      const ban = {
+        keyId: row.key_id,
+        account: row.name,
+        startedAt: toNumber(row.started_at),
+        until: toNumber(row.until),
+      };
+      const known = latest.get(ban.keyId);
+      if (known === undefined || known.until < ban.until) latest.set(ban.keyId, ban);
+    }
+    // Sorted here rather than in SQL: PostgreSQL would order ids by the database's collation.
+    return [...latest.values()].sort((a, b) => b.startedAt - a.startedAt || byBytes(a.keyId, b.keyId));
+  }
+}
+
+class SqlOperatorTokens extends SqlTable implements OperatorTokenStore {
+  async create(token: NewOperatorToken, now: number): Promise<OperatorTokenRecord> {
+    const insert = this.db
+      .insertInto('operator_tokens')
+      .values({ id: token.id, hash: token.hash, name: token.name, created_at: now })
+      .returningAll();
+    try {
+      return withoutHash(toOperatorToken(await this.within(insert.executeTakeFirstOrThrow())));
+    } catch (error) {
+      if (this.dialect.isUniqueViolation(error))
+        throw new ConflictError(`an operator token with id '${token.id}' already exists`);
+      throw error;
+    }
+  }
+
+  async findById(id: string): Promise<StoredOperatorToken | undefined> {
+    const select = this.db.selectFrom('operator_tokens').selectAll().where('id', '=', id);
+    const row = await this.within(select.executeTakeFirst());
+    return row ? toOperatorToken(row) : undefined;
+  }
+
+  async list(): Promise<OperatorTokenRecord[]> {
+    const rows = await this.within(this.db.selectFrom('operator_tokens').selectAll().execute());
+    return rows
+      .map((row) => withoutHash(toOperatorToken(row)))
+      .sort((a, b) => a.createdAt - b.createdAt || byBytes(a.id, b.id));
+  }
+
+  async revoke(id: string, now: number): Promise<boolean> {
+    const update = this.db
+      .updateTable('operator_tokens')
+      .set({ revoked_at: sql<number>`coalesce(${sql.ref('revoked_at')}, ${now})` })
+      .where('id', '=', id);
+    return (await this.within(update.executeTakeFirst())).numUpdatedRows > 0n;
+  }
+
+  recordLastUsed(id: string, at: number, mode: BackgroundWrite = 'if-idle'): Promise<boolean> {
+    const update = this.db
+      .updateTable('operator_tokens')
+      .set({ last_used_at: Math.trunc(at) })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', Math.trunc(at))]))
+      .compile();
+    return this.within(this.dialect.writeInBackground([update], mode));
   }
 }
 

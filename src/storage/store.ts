@@ -135,6 +135,17 @@ export interface AccountStore {
     perDay: number | null,
   ): Promise<AccountRecord | undefined>;
   count(): Promise<number>;
+  /** What each account's keys add up to at `now`, by account id, in one query; accounts without keys are absent. */
+  keyStats(now: number): Promise<Map<number, AccountKeyStats>>;
+}
+
+/** What an account's keys add up to, for listings of many accounts in one query. */
+export interface AccountKeyStats {
+  readonly total: number;
+  /** Neither revoked nor expired (a banned key still counts: its ban ends). */
+  readonly active: number;
+  /** The latest last-used time of any of its keys. */
+  readonly lastUsedAt: number | null;
 }
 
 export interface KeyStore {
@@ -178,6 +189,7 @@ export interface Store {
   readonly keys: KeyStore;
   readonly idempotency: IdempotencyStore;
   readonly bans: BanStore;
+  readonly operatorTokens: OperatorTokenStore;
   readonly usage: UsageStore;
   /** Applies pending migrations; returns how many were applied. */
   migrate(): Promise<number>;
@@ -198,11 +210,59 @@ export interface BanStore {
    * query, for the instances that hold bans to notice a lifting made by another process.
    */
   liftedAmong(bans: readonly RecordedBan[]): Promise<string[]>;
+  /**
+   * Bans in force at `now` (neither lifted nor over), one per key (its latest end), with the key's
+   * account; newest first.
+   */
+  listActive(now: number): Promise<ActiveBan[]>;
+}
+
+export interface ActiveBan {
+  readonly keyId: string;
+  /** The name of the key's account. */
+  readonly account: string;
+  readonly startedAt: number;
+  readonly until: number;
 }
 
 export interface RecordedBan {
   readonly keyId: string;
   readonly until: number;
+}
+
+/** A token of the operator listener (admin API and console). The secret is never stored. */
+export interface OperatorTokenRecord {
+  /** Non-secret identifier: the token's public part, shown in listings and used to revoke. */
+  readonly id: string;
+  /** A label chosen by whoever created it (whose token, what for). */
+  readonly name: string | null;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+  readonly lastUsedAt: number | null;
+}
+
+export interface NewOperatorToken {
+  readonly id: string;
+  /** SHA-256 of the token's secret part. */
+  readonly hash: string;
+  readonly name: string | null;
+}
+
+/** A token as verification needs it: with the hash its secret must match. */
+export interface StoredOperatorToken extends OperatorTokenRecord {
+  readonly hash: string;
+}
+
+export interface OperatorTokenStore {
+  /** Throws ConflictError when the id is taken. */
+  create(token: NewOperatorToken, now: number): Promise<OperatorTokenRecord>;
+  findById(id: string): Promise<StoredOperatorToken | undefined>;
+  /** Every token, revoked ones included, oldest first. */
+  list(): Promise<OperatorTokenRecord[]>;
+  /** Returns false when no such token exists. Revoking twice keeps the first time. */
+  revoke(id: string, now: number): Promise<boolean>;
+  /** A background write (see BackgroundWrite); a time never moves back. False when nothing was written. */
+  recordLastUsed(id: string, at: number, mode?: BackgroundWrite): Promise<boolean>;
 }
 
 /** Requests of one key under one operation and outcome in one UTC hour. */

@@ -1,0 +1,137 @@
+import { hash, randomInt, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import type { OperatorTokenRecord, OperatorTokenStore, StoredOperatorToken } from '../storage/store.ts';
+
+/**
+ * Operator token format: `pso_` + 16 base62 characters (the id, stored as is and shown in listings)
+ * + `_` + 32 base62 characters (the secret: 190 bits, stored only as its SHA-256). The prefix differs
+ * from API keys' `pst_`, so neither is ever mistaken for the other, and secret scanners and the log
+ * redaction recognise it.
+ */
+export const OPERATOR_TOKEN_PREFIX = 'pso_';
+const ID_LENGTH = 16;
+const SECRET_LENGTH = 32;
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const TOKEN_PATTERN = new RegExp(
+  `^${OPERATOR_TOKEN_PREFIX}([0-9A-Za-z]{${ID_LENGTH}})_([0-9A-Za-z]{${SECRET_LENGTH}})$`,
+);
+const ID_PATTERN = new RegExp(`^[0-9A-Za-z]{${ID_LENGTH}}$`);
+
+/** Longest label, in characters. */
+export const TOKEN_NAME_MAX = 64;
+/** Anything but printable ASCII and U+00A0 onwards: C0, DEL and C1 controls. */
+const CONTROL_CHARACTERS = /[^\x20-\x7e\u00a0-\u{10ffff}]/u;
+
+/** Last-used times are written at most this often per token: a console polls every few seconds. */
+const LAST_USED_EVERY_MS = 60_000;
+
+function randomBase62(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i += 1) out += ALPHABET[randomInt(ALPHABET.length)];
+  return out;
+}
+
+/** The secret is 190 random bits, so one fast SHA-256 is enough; a slow KDF buys nothing here. */
+function hashSecret(secret: string): string {
+  return hash('sha256', secret, 'base64url');
+}
+
+export interface CreatedOperatorToken {
+  /** The plaintext token: shown once, never stored. */
+  readonly token: string;
+  readonly record: OperatorTokenRecord;
+}
+
+/** Why a presented token was refused; for logs only: every refusal answers the same 401. */
+export type OperatorTokenRejection = 'malformed' | 'unknown' | 'wrong_secret' | 'revoked';
+
+export type OperatorTokenVerdict =
+  | { readonly ok: true; readonly token: OperatorTokenRecord }
+  | { readonly ok: false; readonly reason: OperatorTokenRejection };
+
+/**
+ * Tokens of the operator listener (admin API and console): created from the CLI, listed, revoked,
+ * and verified on every operator request. Verification reads storage each time, without a cache:
+ * operator requests are few, and a revocation then takes effect on every instance at once.
+ */
+export class OperatorTokenService {
+  private readonly store: OperatorTokenStore;
+  private readonly clock: Clock;
+  /** When each token's last use was last written by this process. */
+  private readonly lastWritten = new Map<string, number>();
+
+  constructor(store: OperatorTokenStore, clock: Clock) {
+    this.store = store;
+    this.clock = clock;
+  }
+
+  async create(name?: string): Promise<CreatedOperatorToken> {
+    const label = checkName(name);
+    const id = randomBase62(ID_LENGTH);
+    const secret = randomBase62(SECRET_LENGTH);
+    const record = await this.store.create({ id, hash: hashSecret(secret), name: label }, this.clock.now());
+    return { token: `${OPERATOR_TOKEN_PREFIX}${id}_${secret}`, record };
+  }
+
+  list(): Promise<OperatorTokenRecord[]> {
+    return this.store.list();
+  }
+
+  async revoke(id: string): Promise<OperatorTokenRecord> {
+    const known = ID_PATTERN.test(id) && (await this.store.revoke(id, this.clock.now()));
+    const record = known ? await this.store.findById(id) : undefined;
+    if (!record) throw new NotFoundError(`no operator token with id '${id}'`);
+    return withoutHash(record);
+  }
+
+  /**
+   * The token's record when `token` is a valid, unrevoked operator token. The secret's hash is
+   * compared in constant time, so the time taken says nothing about how much of it was right.
+   */
+  async verify(token: string): Promise<OperatorTokenVerdict> {
+    const match = TOKEN_PATTERN.exec(token);
+    if (!match) return { ok: false, reason: 'malformed' };
+    const [, id = '', secret = ''] = match;
+    const stored = await this.store.findById(id);
+    // An unknown id still costs a hash and a comparison, like a known one.
+    const expected = Buffer.from(stored?.hash ?? hashSecret(''), 'base64url');
+    const presented = Buffer.from(hashSecret(secret), 'base64url');
+    const equal = expected.length === presented.length && timingSafeEqual(expected, presented);
+    if (!stored) return { ok: false, reason: 'unknown' };
+    if (!equal) return { ok: false, reason: 'wrong_secret' };
+    if (stored.revokedAt !== null) return { ok: false, reason: 'revoked' };
+    this.noteUse(id);
+    return { ok: true, token: withoutHash(stored) };
+  }
+
+  /** Writes the last use in the background, at most once a minute per token; a failure is tried at the next use. */
+  private noteUse(id: string): void {
+    const now = this.clock.now();
+    const written = this.lastWritten.get(id);
+    if (written !== undefined && now - written < LAST_USED_EVERY_MS) return;
+    this.lastWritten.set(id, now);
+    this.store.recordLastUsed(id, now).then(
+      (done) => {
+        if (!done) this.lastWritten.delete(id);
+      },
+      () => this.lastWritten.delete(id),
+    );
+  }
+}
+
+function withoutHash(stored: StoredOperatorToken): OperatorTokenRecord {
+  const { id, name, createdAt, revokedAt, lastUsedAt } = stored;
+  return { id, name, createdAt, revokedAt, lastUsedAt };
+}
+
+function checkName(name: string | undefined): string | null {
+  if (name === undefined) return null;
+  if (name.length === 0 || name.length > TOKEN_NAME_MAX || CONTROL_CHARACTERS.test(name)) {
+    throw new ValidationError(
+      'invalid_body',
+      `the token name must be 1 to ${TOKEN_NAME_MAX} characters without control characters`,
+    );
+  }
+  return name;
+}

@@ -1,0 +1,148 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin-schemas.ts';
+import { OPERATOR_COOKIE } from './operator-auth.ts';
+
+/** Where the admin API lives on the operator listener; its document's server URL. */
+export const ADMIN_PREFIX = '/admin/v1';
+
+const CODE_LIST = ADMIN_ERROR_CODES.map((code) => `\`${code}\``).join(', ');
+
+const DESCRIPTION = `
+The admin API of a petstore instance, on its operator listener (\`METRICS_HOST\`:\`METRICS_PORT\`), never on the
+public port. Every operation needs an operator token (\`pso_…\`, made with \`petstore operator token create\`) in
+\`Authorization: Bearer <operator token>\`, or the console's cookie \`${OPERATOR_COOKIE}\` set by
+\`POST /session\`. Without a valid one the answer is \`401\`; after 10 failed attempts in a minute from one client
+address, every request from it is answered \`429\` with \`Retry-After\` until the minute ends. A \`POST\`, \`PUT\`
+or \`DELETE\` authenticated by the cookie must carry an \`Origin\` header naming this listener (\`403 forbidden\`
+otherwise).
+
+The operations call the same services as the \`petstore\` command-line tool; changes take effect as theirs do (a
+revocation made here is refused by this instance at once, and by the others within \`KEY_CACHE_TTL_MS\`).
+
+**Errors** have the body \`{code, message, status}\`. Codes: ${CODE_LIST}.
+`.trim();
+
+/** The admin API's OpenAPI 3.1 document, apart from the public one; made from the /admin/v1 routes only. */
+export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Pet store admin', version: '1.0.0', description: DESCRIPTION },
+      servers: [{ url: ADMIN_PREFIX }],
+      tags: [
+        { name: 'accounts', description: 'Accounts, plans and their keys.' },
+        { name: 'keys', description: 'API keys and bans.' },
+        { name: 'usage', description: 'Requests counted per account, key, operation and outcome.' },
+        { name: 'operator', description: 'The instance, and the console session.' },
+      ],
+      components: {
+        securitySchemes: {
+          operatorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An operator token: pso_, 16 letters and digits, _, 32 letters and digits.',
+          },
+          consoleCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: OPERATOR_COOKIE,
+            description: 'Set by POST /session; state-changing requests must also carry a same-origin Origin.',
+          },
+        },
+      },
+      security: [{ operatorToken: [] }, { consoleCookie: [] }],
+    },
+    transform: ({ schema, url }) =>
+      url.startsWith(`${ADMIN_PREFIX}/`)
+        ? { schema, url: url.slice(ADMIN_PREFIX.length) }
+        : { schema: { ...schema, hide: true }, url },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
+  });
+}
+
+/** GET /admin/v1/openapi.json: the document, behind a token like every admin path. */
+export function registerAdminDocumentRoute(app: FastifyInstance): void {
+  let text: string | undefined;
+  app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async (_request, reply) => {
+    text ??= JSON.stringify(app.swagger());
+    return reply.type('application/json; charset=utf-8').send(text);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+const JSON_TYPE = 'application/json';
+
+const REQUEST_ID = {
+  type: 'string',
+  description: "The request's id: the client's own `X-Request-Id` when fit, otherwise a new one.",
+} as const;
+const CACHE_CONTROL = { type: 'string', description: '`no-store`: no answer of the admin API is cached.' } as const;
+
+const ERROR_RESPONSES: Readonly<
+  Record<number, { readonly description: string; readonly codes: readonly AdminErrorCode[]; readonly headers?: object }>
+> = {
+  400: {
+    description: 'The request is invalid; the message names the field or parameter.',
+    codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path'],
+  },
+  401: {
+    description: 'No valid operator token (missing, wrong or revoked): `unauthorized`, and nothing else.',
+    codes: ['unauthorized'],
+    headers: {
+      'WWW-Authenticate': { type: 'string', description: '`Bearer realm="petstore-operator"`.' },
+    },
+  },
+  403: {
+    description: 'A state-changing request authenticated by the cookie came from another origin (`forbidden`).',
+    codes: ['forbidden'],
+  },
+  404: { description: 'No such account or key (`not_found`).', codes: ['not_found'] },
+  409: { description: 'The name is taken (`conflict`).', codes: ['conflict'] },
+  413: { description: 'The body exceeds 16 KiB (`payload_too_large`).', codes: ['payload_too_large'] },
+  415: { description: 'The body is not `application/json`.', codes: ['unsupported_media_type'] },
+  429: {
+    description: 'Too many failed authentications from this address (`rate_limited`); wait `Retry-After` seconds.',
+    codes: ['rate_limited'],
+    headers: { 'Retry-After': { type: 'integer', minimum: 1, description: 'Seconds to wait.' } },
+  },
+  500: { description: 'Unexpected failure (`internal_error`).', codes: ['internal_error'] },
+  503: { description: 'Storage is unreachable (`service_unavailable`); retry later.', codes: ['service_unavailable'] },
+};
+
+export type AdminErrorStatus = 400 | 403 | 404 | 409 | 413 | 415;
+
+/** Error responses of an operation; 401, 429, 500 and 503 apply to every one. */
+export function adminErrors(...statuses: readonly AdminErrorStatus[]): Record<number, object> {
+  const responses: Record<number, object> = {};
+  for (const status of [...statuses, 401, 429, 500, 503]) {
+    const spec = ERROR_RESPONSES[status];
+    if (spec === undefined) continue;
+    responses[status] = {
+      description: spec.description,
+      headers: { 'X-Request-Id': REQUEST_ID, 'Cache-Control': CACHE_CONTROL, ...spec.headers },
+      content: { [JSON_TYPE]: { schema: refs.Error } },
+    };
+  }
+  return responses;
+}
+
+/** A JSON success response of `schema`. */
+export function adminAnswer(description: string, schema: object): object {
+  return {
+    description,
+    headers: { 'X-Request-Id': REQUEST_ID, 'Cache-Control': CACHE_CONTROL },
+    content: { [JSON_TYPE]: { schema } },
+  };
+}
+
+/** A success without a body. */
+export function adminNoContent(description: string, headers: Record<string, object> = {}): object {
+  return {
+    type: 'null',
+    description,
+    headers: { 'X-Request-Id': REQUEST_ID, 'Cache-Control': CACHE_CONTROL, ...headers },
+  };
+}

@@ -1,0 +1,406 @@
+import { Type, type Static } from 'typebox';
+import { HTTP_ERROR_CODES } from '../errors.ts';
+import { PLANS } from '../storage/store.ts';
+import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../usage/usage-kinds.ts';
+
+/**
+ * The shapes of the admin API, written once: they validate requests, type the handlers and are the
+ * components of the admin OpenAPI document (/admin/v1/openapi.json), which is apart from the
+ * public one. Times are ISO 8601 strings.
+ */
+
+/** Codes of the admin API's Error bodies: the public API's, and two of its own. */
+export const ADMIN_ERROR_CODES = [...HTTP_ERROR_CODES, 'conflict', 'forbidden'] as const;
+export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
+
+const Instant = (description: string) => Type.String({ format: 'date-time', description });
+const MaybeInstant = (description: string) => Type.Union([Instant(description), Type.Null()]);
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+
+export const AdminErrorSchema = Type.Object(
+  {
+    code: Type.Enum(ADMIN_ERROR_CODES, { type: 'string', description: 'Machine-readable error code.' }),
+    message: Type.String({ description: 'What was wrong, and where.' }),
+    status: Type.Integer({ description: 'The HTTP status code.' }),
+  },
+  {
+    $id: 'Error',
+    additionalProperties: false,
+    description:
+      'The Error body of the public API. Besides its codes: `conflict` (409, the name is taken) and ' +
+      '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin).',
+  },
+);
+
+export const KEY_STATES = ['active', 'revoked', 'expired', 'banned'] as const;
+export type KeyState = (typeof KEY_STATES)[number];
+
+export const KeySchema = Type.Object(
+  {
+    id: Type.String({ description: "The key's non-secret id." }),
+    createdAt: Instant('When the key was created.'),
+    expiresAt: MaybeInstant('When the key stops working; null: never.'),
+    revokedAt: MaybeInstant('When the key was revoked; null: it was not.'),
+    lastUsedAt: MaybeInstant('Its last use, written back every few seconds; null: never used.'),
+    bannedUntil: MaybeInstant('When its ban ends, while it is banned; null otherwise.'),
+    state: Type.Enum(KEY_STATES, {
+      type: 'string',
+      description: 'revoked, else expired, else banned (while the ban lasts), else active.',
+    }),
+  },
+  { $id: 'Key', additionalProperties: false, description: 'An API key, without its secret.' },
+);
+export type AdminKey = Static<typeof KeySchema>;
+export const KeyRef = Type.Unsafe<AdminKey>(Type.Ref('Key'));
+
+export const CreatedKeySchema = Type.Object(
+  {
+    key: Type.String({ description: 'The key itself: shown in this answer only, never again.' }),
+    ...KeySchema.properties,
+  },
+  { $id: 'CreatedKey', additionalProperties: false, description: 'A new key, with its secret.' },
+);
+export type AdminCreatedKey = Static<typeof CreatedKeySchema>;
+
+const LimitsSchema = Type.Object(
+  {
+    perMinute: Type.Integer({ minimum: 1, description: 'Requests per UTC minute.' }),
+    perDay: Type.Integer({ minimum: 1, description: 'Requests per UTC day.' }),
+  },
+  { additionalProperties: false, description: "The effective limits: the plan's, or on enterprise the account's own." },
+);
+
+const TodaySchema = Type.Object(
+  {
+    used: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description:
+        "Requests counted in the account's current UTC-day window, read without counting one. With REDIS_URL " +
+        'the count shared by every instance; without it, the count of the instance answering (all of them on ' +
+        'a single instance). null when Redis did not answer.',
+    }),
+    limit: Type.Integer({ minimum: 1, description: 'The day limit.' }),
+  },
+  { additionalProperties: false },
+);
+
+const accountFields = {
+  name: Type.String({ description: "The account's unique name." }),
+  plan: Type.Enum(PLANS, { type: 'string', description: 'The plan that sets the limits.' }),
+  limits: LimitsSchema,
+  today: TodaySchema,
+  lastUsedAt: MaybeInstant('The latest last use of any of its keys; null: none used.'),
+  createdAt: Instant('When the account was created.'),
+};
+
+export const AccountSchema = Type.Object(
+  {
+    ...accountFields,
+    keys: Type.Object(
+      {
+        total: Count('Every key, revoked and expired ones included.'),
+        active: Count('Keys neither revoked nor expired (a banned key counts: its ban ends).'),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: 'Account', additionalProperties: false, description: 'An account, its limits and its keys counted.' },
+);
+export type AdminAccount = Static<typeof AccountSchema>;
+export const AccountRef = Type.Unsafe<AdminAccount>(Type.Ref('Account'));
+
+export const AccountDetailSchema = Type.Object(
+  { ...accountFields, keys: Type.Array(KeyRef, { description: 'Its keys, oldest first.' }) },
+  { $id: 'AccountDetail', additionalProperties: false, description: 'An account, its limits and its keys.' },
+);
+export type AdminAccountDetail = Static<typeof AccountDetailSchema>;
+
+export const AccountsSchema = Type.Object(
+  { accounts: Type.Array(AccountRef, { description: 'Every account, oldest first.' }) },
+  { $id: 'Accounts', additionalProperties: false },
+);
+
+export const KeysSchema = Type.Object(
+  { keys: Type.Array(KeyRef, { description: 'Oldest first.' }) },
+  { $id: 'Keys', additionalProperties: false },
+);
+
+export const BansSchema = Type.Object(
+  {
+    bans: Type.Array(
+      Type.Object(
+        {
+          keyId: Type.String({ description: 'The banned key.' }),
+          account: Type.String({ description: "The key's account." }),
+          startedAt: Instant('When the ban began.'),
+          until: Instant('When it ends, unless lifted.'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Bans in force, newest first, one per key.' },
+    ),
+  },
+  { $id: 'Bans', additionalProperties: false },
+);
+export type AdminBans = Static<typeof BansSchema>;
+
+export const StatusSchema = Type.Object(
+  {
+    storage: Type.Object(
+      {
+        backend: Type.Enum(['sqlite', 'postgres'] as const, { type: 'string' }),
+        ready: Type.Boolean({ description: 'Whether storage answered now.' }),
+      },
+      { additionalProperties: false },
+    ),
+    redis: Type.Union(
+      [
+        Type.Object(
+          { ready: Type.Boolean({ description: 'Whether Redis answered now.' }) },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'null without REDIS_URL.' },
+    ),
+    accounts: Type.Union([Count('Accounts in storage.'), Type.Null()], {
+      description: 'Accounts in storage; null while storage does not answer.',
+    }),
+    activeBans: Type.Union([Count('Bans in force.'), Type.Null()], {
+      description: 'Bans in force; null while storage does not answer.',
+    }),
+  },
+  { $id: 'Status', additionalProperties: false, description: 'The instance and what it depends on.' },
+);
+export type AdminStatus = Static<typeof StatusSchema>;
+
+const UsagePointSchema = Type.Object(
+  {
+    at: Instant('Start of the hour or day.'),
+    operation: Type.Enum(USAGE_OPERATIONS, {
+      type: 'string',
+      description: '`usage` is GET /v1/usage and GET /v1/usage/history.',
+    }),
+    outcome: Type.Enum(USAGE_OUTCOMES, {
+      type: 'string',
+      description: '`429`: over a limit; `banned`: refused while the key was banned.',
+    }),
+    count: Type.Integer({ minimum: 1, description: 'Requests with that operation and outcome in the bucket.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const HistorySchema = Type.Object(
+  {
+    from: Instant('Start of the first bucket (inclusive).'),
+    to: Instant('End of the last bucket (exclusive).'),
+    granularity: Type.Enum(['hour', 'day'] as const, { type: 'string' }),
+    points: Type.Array(UsagePointSchema, {
+      description: 'Non-zero counts only, sorted by time, operation and outcome.',
+    }),
+  },
+  { $id: 'History', additionalProperties: false, description: 'Requests per hour or day, operation and outcome.' },
+);
+export type AdminHistory = Static<typeof HistorySchema>;
+
+const DeprecatedUsageSchema = Type.Object(
+  {
+    operation: Type.Literal('getPet', { description: 'The deprecated operation.' }),
+    sunset: Instant('When it is removed.'),
+    since: Instant('Start of the period counted: 30 days ago.'),
+    calls: Count('Calls since then.'),
+    lastCall: MaybeInstant('The latest call; null: none.'),
+    keys: Type.Array(
+      Type.Object(
+        { id: Type.String(), calls: Count('Calls since then.'), lastCall: Instant('The latest call.') },
+        { additionalProperties: false },
+      ),
+      { description: 'The keys that made them, most calls first.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const AccountUsageSchema = Type.Object(
+  {
+    account: Type.String(),
+    last30Days: Type.Object(
+      {
+        requests: Count('Requests in the last 30 days, every outcome.'),
+        refusals: Count('Of them, refused over a limit (429) or while banned.'),
+      },
+      { additionalProperties: false },
+    ),
+    deprecated: Type.Array(DeprecatedUsageSchema, {
+      description: 'Calls to deprecated operations, one element per operation (today only getPet).',
+    }),
+  },
+  { $id: 'AccountUsage', additionalProperties: false },
+);
+export type AdminAccountUsage = Static<typeof AccountUsageSchema>;
+
+export const TopAccountsSchema = Type.Object(
+  {
+    by: Type.Enum(['requests', 'refusals'] as const, { type: 'string' }),
+    from: Instant('Start of the range (inclusive).'),
+    to: Instant('End of the range (exclusive).'),
+    accounts: Type.Array(
+      Type.Object(
+        { account: Type.String(), requests: Count('Every outcome.'), refusals: Count('429 and banned.') },
+        { additionalProperties: false },
+      ),
+      { description: 'Sorted by `by`, largest first.' },
+    ),
+  },
+  { $id: 'TopAccounts', additionalProperties: false },
+);
+export type AdminTopAccounts = Static<typeof TopAccountsSchema>;
+
+export const DeprecatedCallersSchema = Type.Object(
+  {
+    operation: Type.Literal('getPet'),
+    sunset: Instant('When it is removed.'),
+    since: Instant('Start of the period counted: 30 days ago.'),
+    callers: Type.Array(
+      Type.Object(
+        {
+          account: Type.String(),
+          keyId: Type.String(),
+          calls: Count('Calls since then.'),
+          lastCall: Instant('The latest call.'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every account and key that called it since then, most calls first.' },
+    ),
+  },
+  { $id: 'DeprecatedCallers', additionalProperties: false },
+);
+export type AdminDeprecatedCallers = Static<typeof DeprecatedCallersSchema>;
+
+export const adminSharedSchemas = [
+  AdminErrorSchema,
+  KeySchema,
+  CreatedKeySchema,
+  AccountSchema,
+  AccountDetailSchema,
+  AccountsSchema,
+  KeysSchema,
+  BansSchema,
+  StatusSchema,
+  HistorySchema,
+  AccountUsageSchema,
+  TopAccountsSchema,
+  DeprecatedCallersSchema,
+] as const;
+
+/** The component each name refers to, as a `$ref` with its static type. */
+export const refs = {
+  Error: Type.Unsafe<Static<typeof AdminErrorSchema>>(Type.Ref('Error')),
+  CreatedKey: Type.Unsafe<AdminCreatedKey>(Type.Ref('CreatedKey')),
+  AccountDetail: Type.Unsafe<AdminAccountDetail>(Type.Ref('AccountDetail')),
+  Accounts: Type.Unsafe<Static<typeof AccountsSchema>>(Type.Ref('Accounts')),
+  Keys: Type.Unsafe<Static<typeof KeysSchema>>(Type.Ref('Keys')),
+  Bans: Type.Unsafe<AdminBans>(Type.Ref('Bans')),
+  Status: Type.Unsafe<AdminStatus>(Type.Ref('Status')),
+  History: Type.Unsafe<AdminHistory>(Type.Ref('History')),
+  AccountUsage: Type.Unsafe<AdminAccountUsage>(Type.Ref('AccountUsage')),
+  TopAccounts: Type.Unsafe<AdminTopAccounts>(Type.Ref('TopAccounts')),
+  DeprecatedCallers: Type.Unsafe<AdminDeprecatedCallers>(Type.Ref('DeprecatedCallers')),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+const POSITIVE = 'a positive integer';
+
+const planFields = {
+  plan: Type.Enum(PLANS, {
+    type: 'string',
+    description: 'free, pro, business or enterprise.',
+    'x-expectation': `one of ${PLANS.join(', ')}`,
+  }),
+  perMinute: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Enterprise only, with perDay.', 'x-expectation': POSITIVE }),
+  ),
+  perDay: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Enterprise only, with perMinute.', 'x-expectation': POSITIVE }),
+  ),
+};
+
+export const NewAccountBody = Type.Object(
+  {
+    name: Type.String({
+      description: '1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit.',
+    }),
+    ...planFields,
+  },
+  { additionalProperties: false },
+);
+
+export const PlanChangeBody = Type.Object(planFields, { additionalProperties: false });
+
+export const NewKeyBody = Type.Object(
+  {
+    expiresIn: Type.Optional(
+      Type.String({
+        description: 'A duration: `90s`, `15m`, `12h`, `30d`, `2w`. Absent: the key never expires.',
+        'x-expectation': 'a duration such as 90s, 15m, 12h, 30d or 2w',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SessionBody = Type.Object(
+  { token: Type.String({ description: 'An operator token (`pso_…`).', 'x-expectation': 'an operator token' }) },
+  { additionalProperties: false },
+);
+
+export const AccountParams = Type.Object({
+  name: Type.String({ description: "The account's name." }),
+});
+
+export const KeyIdParams = Type.Object({ id: Type.String({ description: "The key's id." }) });
+export const BanKeyParams = Type.Object({ keyId: Type.String({ description: "The banned key's id." }) });
+
+const RANGE_NOTE = 'ISO 8601 date (`2026-06-01`) or date-time (`2026-06-01T12:00:00Z`); the range is at most 90 days.';
+
+export const HistoryQuery = Type.Object({
+  from: Type.Optional(
+    Type.String({
+      description:
+        'Start; aligned down to its hour or day. Default: 24 hours (hour) or 30 days (day) before `to`. ' + RANGE_NOTE,
+    }),
+  ),
+  to: Type.Optional(
+    Type.String({
+      description: `End, exclusive; aligned up. Default: the end of the current hour or day. ${RANGE_NOTE}`,
+    }),
+  ),
+  granularity: Type.Optional(Type.String({ description: '`hour` (default) or `day`.' })),
+});
+
+export const TOP_LIMIT = { minimum: 1, maximum: 100, default: 10 } as const;
+
+export const TopQuery = Type.Object({
+  by: Type.Optional(
+    Type.Enum(['requests', 'refusals'] as const, {
+      type: 'string',
+      description: '`requests` (default): every outcome; `refusals`: 429 and banned.',
+      'x-expectation': 'requests or refusals',
+    }),
+  ),
+  from: Type.Optional(Type.String({ description: `Start. Default: 24 hours before \`to\`. ${RANGE_NOTE}` })),
+  to: Type.Optional(
+    Type.String({
+      description: `End, exclusive, aligned up to an hour. Default: the end of the current hour. ${RANGE_NOTE}`,
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      ...TOP_LIMIT,
+      description: `Most accounts, ${TOP_LIMIT.minimum} to ${TOP_LIMIT.maximum}; ${TOP_LIMIT.default} when absent.`,
+      'x-expectation': `an integer from ${TOP_LIMIT.minimum} to ${TOP_LIMIT.maximum}`,
+    }),
+  ),
+});

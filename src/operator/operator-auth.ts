@@ -1,0 +1,234 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
+import type { OperatorTokenService, OperatorTokenVerdict } from '../auth/operator-tokens.ts';
+import type { Clock } from '../clock.ts';
+import { sendError } from '../http/error-body.ts';
+import type { ClientAddressOf } from '../net/client-address.ts';
+import type { RateLimiter, WindowSpec } from '../ratelimit/limiter.ts';
+import { secondsUntil } from '../ratelimit/rate-limit-headers.ts';
+import type { OperatorTokenRecord } from '../storage/store.ts';
+import { sendOwnError } from './operator-errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The operator token of a request that needed one; undefined on open paths (/metrics, the console's login). */
+    operatorToken: OperatorTokenRecord | undefined;
+  }
+}
+
+/** The console's cookie, set by POST /admin/v1/session. */
+export const OPERATOR_COOKIE = 'petstore_operator';
+export const OPERATOR_CHALLENGE = 'Bearer realm="petstore-operator"';
+/** Failed authentications an address may make per UTC minute; the next request, even a correct one, gets 429. */
+export const DEFAULT_FAILURES_PER_MINUTE = 10;
+
+/** The session routes: they take the token in a body (login) or end the session (logout). */
+export const SESSION_PATH = '/admin/v1/session';
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface OperatorGateOptions {
+  readonly tokens: OperatorTokenService;
+  /**
+   * The service's rate limiter, under a subject namespace of its own (`operator-auth:<address>`).
+   * Not a per-process cache: with REDIS_URL the failures are counted once for every instance, so
+   * a client guessing tokens gains nothing by spreading its guesses over them; without Redis it is
+   * the in-memory limiter, bounded in memory like every other subject.
+   */
+  readonly limiter: RateLimiter;
+  readonly clock: Clock;
+  readonly clientAddressOf: ClientAddressOf;
+  readonly failuresPerMinute?: number;
+}
+
+/** Token verification and the per-address limit on failed attempts, for the hook and the login route. */
+export class OperatorGate {
+  private readonly options: OperatorGateOptions;
+  private readonly windows: readonly WindowSpec[];
+
+  constructor(options: OperatorGateOptions) {
+    this.options = options;
+    this.windows = [{ name: 'minute', limit: options.failuresPerMinute ?? DEFAULT_FAILURES_PER_MINUTE, seconds: 60 }];
+  }
+
+  /** Seconds to wait when the request's address has used up its failures; undefined when it may try. */
+  async refusal(request: FastifyRequest): Promise<number | undefined> {
+    const now = this.options.clock.now();
+    const state = await this.options.limiter.consume(
+      { subject: this.subjectOf(request), windows: this.windows, peek: true },
+      now,
+    );
+    const window = state.windows[0];
+    if (window === undefined || window.remaining > 0) return undefined;
+    return secondsUntil(window.resetAt, now);
+  }
+
+  async recordFailure(request: FastifyRequest): Promise<void> {
+    await this.options.limiter.consume(
+      { subject: this.subjectOf(request), windows: this.windows },
+      this.options.clock.now(),
+    );
+  }
+
+  verify(token: string): Promise<OperatorTokenVerdict> {
+    return this.options.tokens.verify(token);
+  }
+
+  private subjectOf(request: FastifyRequest): string {
+    const address = this.options.clientAddressOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
+    return `operator-auth:${address}`;
+  }
+}
+
+/**
+ * Whether a path needs a token: the admin API and the console, except the console's login page and
+ * its assets (`/console/login…`). /metrics and anything else do not.
+ */
+export function isGuardedPath(path: string): boolean {
+  if (path === '/admin' || path.startsWith('/admin/')) return true;
+  if (path === '/console' || path.startsWith('/console/')) return !path.startsWith('/console/login');
+  return false;
+}
+
+/**
+ * Judged by the route's template when a route matched: the router decodes the path before matching,
+ * so the raw URL (`/%61dmin/v1/status`) is not what decides. A path no route serves is judged by its
+ * decoded form, so that nothing under /admin or /console shows even whether it exists.
+ */
+function needsToken(request: FastifyRequest): boolean {
+  const template = request.routeOptions.url;
+  if (template === SESSION_PATH && (request.method === 'POST' || request.method === 'DELETE')) return false;
+  return isGuardedPath(template ?? decodedPath(request.url));
+}
+
+function decodedPath(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+type Credentials =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'unusable' }
+  | { readonly kind: 'token'; readonly token: string; readonly via: 'header' | 'cookie' };
+
+/** The token of `Authorization: Bearer …`, else of the console cookie. */
+function credentialsOf(request: FastifyRequest): Credentials {
+  // Node keeps only the first of repeated Authorization headers in `headers`; the raw list has them all.
+  let headers = 0;
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if ((raw[i] as string).toLowerCase() === 'authorization') headers += 1;
+  if (headers > 1) return { kind: 'unusable' };
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+    return match ? { kind: 'token', token: match[1] as string, via: 'header' } : { kind: 'unusable' };
+  }
+  const cookie = cookieValue(request.headers.cookie, OPERATOR_COOKIE);
+  return cookie === undefined || cookie === '' ? { kind: 'none' } : { kind: 'token', token: cookie, via: 'cookie' };
+}
+
+/** The first value of the cookie `name` in a Cookie header. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  for (const pair of header.split(';')) {
+    const equals = pair.indexOf('=');
+    if (equals < 0 || pair.slice(0, equals).trim() !== name) continue;
+    return pair
+      .slice(equals + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+  }
+  return undefined;
+}
+
+/**
+ * Whether the request comes from a page of this listener: its Origin names the host the request was
+ * sent to. A proxy in front of the listener must pass the Host header on unchanged.
+ */
+export function isSameOrigin(request: FastifyRequest): boolean {
+  const { origin, host } = request.headers;
+  if (origin === undefined || host === undefined) return false;
+  try {
+    const from = new URL(origin);
+    if (from.protocol !== 'http:' && from.protocol !== 'https:') return false;
+    // Parsed with the origin's scheme, so that a default port written out (`:443`) compares equal.
+    return from.host === new URL(`${from.protocol}//${host}`).host;
+  } catch {
+    return false;
+  }
+}
+
+export function sendOperatorUnauthorized(reply: FastifyReply, message: string): FastifyReply {
+  reply.header('www-authenticate', OPERATOR_CHALLENGE);
+  return sendError(reply, 'unauthorized', message);
+}
+
+export function sendTooManyFailures(reply: FastifyReply, retryAfterSeconds: number): FastifyReply {
+  reply.header('retry-after', String(retryAfterSeconds));
+  return sendError(
+    reply,
+    'rate_limited',
+    `too many failed operator authentications from this address; retry after ${retryAfterSeconds} s`,
+  );
+}
+
+export const MISSING_TOKEN =
+  'an operator token is required: send Authorization: Bearer <operator token>, or log in to the console';
+export const INVALID_TOKEN = 'the operator token is not valid';
+
+/**
+ * Every request to the admin API and the console (but the login page and the session routes) needs
+ * a valid operator token, in `Authorization: Bearer` or in the console cookie; without one it gets
+ * 401 and nothing else, before routing shows anything. An address whose failures used up its
+ * allowance gets 429 until the minute ends, whatever it sends. A state-changing request
+ * authenticated by the cookie must come from this listener's own origin (CSRF).
+ */
+export const operatorAuthentication = fastifyPlugin<{ gate: OperatorGate }>(
+  async (app: FastifyInstance, { gate }: { gate: OperatorGate }) => {
+    app.decorateRequest('operatorToken', undefined);
+    app.addHook('onRequest', (request, reply, done) => {
+      authenticate(gate, request, reply).then(
+        () => done(),
+        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+      );
+    });
+  },
+  { name: 'operator-authentication' },
+);
+
+async function authenticate(gate: OperatorGate, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (!needsToken(request)) return;
+  const retryAfter = await gate.refusal(request);
+  if (retryAfter !== undefined) {
+    sendTooManyFailures(reply, retryAfter);
+    return;
+  }
+  const credentials = credentialsOf(request);
+  if (credentials.kind === 'none') {
+    sendOperatorUnauthorized(reply, MISSING_TOKEN);
+    return;
+  }
+  const verdict: OperatorTokenVerdict =
+    credentials.kind === 'token' ? await gate.verify(credentials.token) : { ok: false, reason: 'malformed' };
+  if (!verdict.ok) {
+    await gate.recordFailure(request);
+    request.log.info({ reason: verdict.reason }, 'operator token refused');
+    sendOperatorUnauthorized(reply, INVALID_TOKEN);
+    return;
+  }
+  if (credentials.kind === 'token' && credentials.via === 'cookie' && STATE_CHANGING.has(request.method)) {
+    if (!isSameOrigin(request)) {
+      sendOwnError(
+        reply,
+        'forbidden',
+        `a ${request.method} authenticated by the console cookie must come from the console's own origin`,
+      );
+      return;
+    }
+  }
+  request.operatorToken = verdict.token;
+}

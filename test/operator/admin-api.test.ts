@@ -1,0 +1,407 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { driveToBan, MID } from '../ratelimit/rate-limit-assertions.ts';
+import { describeEachBackend } from '../support/each-backend.ts';
+import { assertError, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import {
+  assertMatchesDocument,
+  loadContract,
+  pathTemplateOf,
+  type OpenApiDocument,
+} from '../support/openapi-contract.ts';
+import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
+
+/**
+ * The admin API (docs/operations.md, "Admin API") through the operator listener, over the same
+ * services as the public listener: each operation's answer and a refusal of bad input, and its
+ * effects on the public API (a key made here works there; a revoked one is refused at once; a
+ * lifted ban ends). `request()` checks every answer of an admin operation against the document
+ * the listener serves at /admin/v1/openapi.json (test/support/openapi-contract.ts).
+ */
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const DAY_MS = 86_400_000;
+
+interface Key {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+  readonly revokedAt: string | null;
+  readonly lastUsedAt: string | null;
+  readonly bannedUntil: string | null;
+  readonly state: 'active' | 'revoked' | 'expired' | 'banned';
+}
+
+interface Account {
+  readonly name: string;
+  readonly plan: string;
+  readonly limits: { readonly perMinute: number; readonly perDay: number };
+  readonly today: { readonly used: number | null; readonly limit: number };
+  readonly keys: { readonly total: number; readonly active: number };
+  readonly lastUsedAt: string | null;
+  readonly createdAt: string;
+}
+
+interface History {
+  readonly from: string;
+  readonly to: string;
+  readonly granularity: string;
+  readonly points: ReadonlyArray<{ at: string; operation: string; outcome: string; count: number }>;
+}
+
+let unique = 0;
+function accountName(): string {
+  unique += 1;
+  return `admin-${process.pid}-${unique}`;
+}
+
+describeEachBackend('the admin API', (backend) => {
+  let app: OperatorTestApp;
+  let clock: ManualClock;
+
+  before(async () => {
+    clock = new ManualClock(MID);
+    app = await startOperatorTestApp({ backend, clock, env: { BAN_THRESHOLD: '1' } });
+  });
+  after(() => app.close());
+
+  /** A request to the operator listener with the operator token. */
+  const admin = (path: string, options: HttpRequest = {}): Promise<HttpAnswer> =>
+    request(app.operator, path, { key: app.token, ...options });
+
+  function ok<T>(answer: HttpAnswer, status = 200): T {
+    assert.equal(answer.status, status, answer.text);
+    assert.equal(answer.headers.get('cache-control'), 'no-store');
+    return answer.json<T>();
+  }
+
+  async function newAccount(plan = 'free', limits: { perMinute?: number; perDay?: number } = {}): Promise<string> {
+    const name = accountName();
+    ok(await admin('/admin/v1/accounts', { method: 'POST', json: { name, plan, ...limits } }), 201);
+    return name;
+  }
+
+  async function newKey(account: string, body?: unknown): Promise<Key & { key: string }> {
+    const path = `/admin/v1/accounts/${account}/keys`;
+    return ok(await admin(path, { method: 'POST', ...(body === undefined ? {} : { json: body }) }), 201);
+  }
+
+  it('serves its own OpenAPI document, apart from the public one', async () => {
+    const document = ok<OpenApiDocument>(await admin('/admin/v1/openapi.json'));
+    assert.match(document.openapi, /^3\.1\./);
+    assert.deepEqual(document.servers, [{ url: '/admin/v1' }]);
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    assert.deepEqual(operations.sort(), [
+      'DELETE /session',
+      'GET /accounts',
+      'GET /accounts/{name}',
+      'GET /accounts/{name}/keys',
+      'GET /accounts/{name}/usage',
+      'GET /accounts/{name}/usage/history',
+      'GET /bans',
+      'GET /deprecated-callers',
+      'GET /status',
+      'GET /usage/history',
+      'GET /usage/top',
+      'POST /accounts',
+      'POST /accounts/{name}/keys',
+      'POST /bans/{keyId}/lift',
+      'POST /keys/{id}/revoke',
+      'POST /session',
+      'PUT /accounts/{name}/plan',
+    ]);
+    const publicAnswer = await request(app.publicApp, '/v1/openapi.json');
+    assert.equal(publicAnswer.status, 200);
+    const publicDocument = publicAnswer.json<OpenApiDocument>();
+    assert.ok(
+      Object.keys(publicDocument.paths).every((path) => !path.includes('admin') && !path.includes('session')),
+      'the public document shows nothing of the admin API',
+    );
+  });
+
+  it('checks answers against that document: one off it fails', async () => {
+    const contract = await loadContract(app.operator);
+    assert.equal(pathTemplateOf(contract, '/admin/v1/accounts/acme/keys'), '/accounts/{name}/keys');
+    const answer = (bodyText: string, status = 200) => ({
+      status,
+      headers: new Headers({ 'content-type': 'application/json' }),
+      bodyText,
+    });
+    assertMatchesDocument(contract, 'GET', '/accounts/{name}/keys', answer('{"keys":[]}'));
+    assert.throws(() => assertMatchesDocument(contract, 'GET', '/accounts/{name}/keys', answer('{"keys":[{"id":1}]}')));
+    assert.throws(() => assertMatchesDocument(contract, 'GET', '/status', answer('{}', 418)));
+  });
+
+  it('GET /status: storage, Redis, accounts and bans', async () => {
+    await newAccount();
+    const status = ok<{
+      storage: { backend: string; ready: boolean };
+      redis: { ready: boolean } | null;
+      accounts: number;
+      activeBans: number;
+    }>(await admin('/admin/v1/status'));
+    assert.deepEqual(status.storage, { backend: backend.name, ready: true });
+    assert.deepEqual(status.redis, backend.name === 'postgres' ? { ready: true } : null);
+    assert.equal(status.accounts, (await app.publicApp.services.accounts.listAccounts()).length);
+    assert.equal(status.activeBans, (await app.publicApp.services.accounts.listActiveBans()).length);
+  });
+
+  it('POST /accounts creates an account; GET lists it and shows it with its keys', async () => {
+    const name = accountName();
+    const created = ok<Account>(
+      await admin('/admin/v1/accounts', {
+        method: 'POST',
+        json: { name, plan: 'enterprise', perMinute: 5, perDay: 50 },
+      }),
+      201,
+    );
+    assert.deepEqual(created, {
+      name,
+      plan: 'enterprise',
+      limits: { perMinute: 5, perDay: 50 },
+      today: { used: 0, limit: 50 },
+      keys: { total: 0, active: 0 },
+      lastUsedAt: null,
+      createdAt: new Date(MID).toISOString(),
+    });
+    const { key, id } = await newKey(name);
+    assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
+    assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
+    const listed = ok<{ accounts: Account[] }>(await admin('/admin/v1/accounts')).accounts;
+    const mine = listed.find((account) => account.name === name);
+    assert.ok(mine, `${name} is listed`);
+    assert.deepEqual(mine.keys, { total: 1, active: 1 });
+    assert.deepEqual(mine.today, { used: 2, limit: 50 }, "today's use, read from the limiter");
+    const shown = ok<Account & { keys: Key[] }>(await admin(`/admin/v1/accounts/${name}`));
+    assert.deepEqual(
+      shown.keys.map((listedKey) => [listedKey.id, listedKey.state]),
+      [[id, 'active']],
+    );
+    assert.deepEqual(shown.today, { used: 2, limit: 50 });
+    assertError(await admin('/admin/v1/accounts/nobody-here'), 404, 'not_found', 'nobody-here');
+  });
+
+  it('POST /accounts refuses bad input with 400 and a taken name with 409', async () => {
+    const taken = await newAccount();
+    const cases: ReadonlyArray<readonly [unknown, string]> = [
+      [{ plan: 'free' }, 'name'],
+      [{ name: accountName() }, 'plan'],
+      [{ name: accountName(), plan: 'gold' }, 'plan'],
+      [{ name: accountName(), plan: 'free', perMinute: 5, perDay: 50 }, 'enterprise'],
+      [{ name: accountName(), plan: 'enterprise', perMinute: 5 }, 'perDay'],
+      [{ name: accountName(), plan: 'enterprise', perMinute: 0, perDay: 5 }, 'perMinute'],
+      [{ name: 'has space', plan: 'free' }, 'account name'],
+      [{ name: accountName(), plan: 'free', owner: 'x' }, 'owner'],
+    ];
+    for (const [body, mention] of cases) {
+      assertError(await admin('/admin/v1/accounts', { method: 'POST', json: body }), 400, 'invalid_body', mention);
+    }
+    assertError(await admin('/admin/v1/accounts', { method: 'POST', json: '{"name":' }), 400, 'invalid_json');
+    assertError(await admin('/admin/v1/accounts', { method: 'POST' }), 400, 'invalid_body', 'required');
+    const conflict = await admin('/admin/v1/accounts', { method: 'POST', json: { name: taken, plan: 'pro' } });
+    assertError(conflict, 409, 'conflict', taken);
+  });
+
+  it('PUT /accounts/{name}/plan changes the plan and the limits the public API applies', async () => {
+    const name = await newAccount();
+    const { key } = await newKey(name);
+    const changed = ok<Account>(
+      await admin(`/admin/v1/accounts/${name}/plan`, { method: 'PUT', json: { plan: 'pro' } }),
+    );
+    assert.equal(changed.plan, 'pro');
+    assert.deepEqual(changed.limits, { perMinute: 300, perDay: 10_000 });
+    assert.deepEqual(changed.keys, { total: 1, active: 1 });
+    assertError(
+      await admin(`/admin/v1/accounts/${name}/plan`, { method: 'PUT', json: { plan: 'enterprise' } }),
+      400,
+      'invalid_body',
+      'perMinute',
+    );
+    assertError(
+      await admin('/admin/v1/accounts/nobody-here/plan', { method: 'PUT', json: { plan: 'pro' } }),
+      404,
+      'not_found',
+    );
+    // The public API applies it once the key's cached answer is older than KEY_CACHE_TTL_MS (1 s).
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const answer = await request(app.publicApp, '/v1/pets', { key });
+    assert.match(answer.headers.get('ratelimit-policy') ?? '', /"minute";q=300;/);
+  });
+
+  it('POST /accounts/{name}/keys makes a key that works on the public listener; GET lists them', async () => {
+    const name = await newAccount();
+    clock.set(MID);
+    const plain = await newKey(name);
+    assert.match(plain.key, /^pst_[0-9A-Za-z]{36}$/);
+    assert.equal(plain.expiresAt, null);
+    assert.equal(plain.state, 'active');
+    clock.advance(1000);
+    const expiring = await newKey(name, { expiresIn: '30d' });
+    assert.equal(expiring.expiresAt, new Date(MID + 1000 + 30 * DAY_MS).toISOString());
+    for (const key of [plain.key, expiring.key]) {
+      assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
+    }
+    const listed = ok<{ keys: Key[] }>(await admin(`/admin/v1/accounts/${name}/keys`)).keys;
+    assert.deepEqual(
+      listed.map((key) => key.id),
+      [plain.id, expiring.id],
+    );
+    for (const key of listed) {
+      assert.match(key.createdAt, ISO);
+      assert.equal('key' in key, false, 'a listing never shows a key');
+    }
+    for (const expiresIn of ['30 days', '0d', 'soon']) {
+      const refused = await admin(`/admin/v1/accounts/${name}/keys`, { method: 'POST', json: { expiresIn } });
+      assertError(refused, 400, 'invalid_body', 'expiresIn');
+    }
+    assertError(
+      await admin(`/admin/v1/accounts/${name}/keys`, { method: 'POST', json: { expiresIn: 5 } }),
+      400,
+      'invalid_body',
+      'expiresIn',
+    );
+    assertError(await admin('/admin/v1/accounts/nobody-here/keys', { method: 'POST' }), 404, 'not_found');
+    assertError(await admin('/admin/v1/accounts/nobody-here/keys'), 404, 'not_found');
+    clock.set(MID);
+  });
+
+  it('POST /keys/{id}/revoke: the public listener refuses the key at once', async () => {
+    clock.set(MID);
+    const name = await newAccount();
+    const { key, id } = await newKey(name);
+    // Used first, so that this instance holds a cached answer about it.
+    assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
+    const revoked = ok<Key>(await admin(`/admin/v1/keys/${id}/revoke`, { method: 'POST' }));
+    assert.equal(revoked.state, 'revoked');
+    assert.equal(revoked.revokedAt, new Date(MID).toISOString());
+    assertError(await request(app.publicApp, '/v1/pets', { key }), 401, 'unauthorized', 'revoked');
+    // Revoking again keeps the first time.
+    clock.advance(1000);
+    assert.equal(ok<Key>(await admin(`/admin/v1/keys/${id}/revoke`, { method: 'POST' })).revokedAt, revoked.revokedAt);
+    clock.set(MID);
+    assertError(await admin('/admin/v1/keys/key_nope/revoke', { method: 'POST' }), 404, 'not_found', 'key_nope');
+  });
+
+  it('GET /bans lists a ban in force; POST /bans/{keyId}/lift ends it on the public listener', async () => {
+    clock.set(MID);
+    const name = await newAccount('enterprise', { perMinute: 2, perDay: 100 });
+    const { key, id } = await newKey(name);
+    await driveToBan(app.publicApp, key);
+    const bans = ok<{ bans: Array<{ keyId: string; account: string; startedAt: string; until: string }> }>(
+      await admin('/admin/v1/bans'),
+    ).bans;
+    const ban = bans.find((listed) => listed.keyId === id);
+    assert.ok(ban, `the ban of ${id} is listed: ${JSON.stringify(bans)}`);
+    assert.equal(ban.account, name);
+    assert.equal(ban.startedAt, new Date(MID).toISOString());
+    assert.ok(Date.parse(ban.until) > MID);
+    const listed = ok<{ keys: Key[] }>(await admin(`/admin/v1/accounts/${name}/keys`)).keys;
+    assert.deepEqual(
+      listed.map((listedKey) => [listedKey.state, listedKey.bannedUntil]),
+      [['banned', ban.until]],
+    );
+    const lifted = ok<Key>(await admin(`/admin/v1/bans/${id}/lift`, { method: 'POST' }));
+    assert.equal(lifted.state, 'active');
+    assert.equal(lifted.bannedUntil, null);
+    assert.equal(
+      ok<{ bans: Array<{ keyId: string }> }>(await admin('/admin/v1/bans')).bans.some((b) => b.keyId === id),
+      false,
+    );
+    // The key is no longer banned: a limited one again, the next minute a served one.
+    clock.advance(60_000);
+    assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
+    assertError(await admin(`/admin/v1/bans/${id}/lift`, { method: 'POST' }), 404, 'not_found', 'not banned');
+    assertError(await admin('/admin/v1/bans/key_nope/lift', { method: 'POST' }), 404, 'not_found');
+    clock.set(MID);
+  });
+
+  it("usage: an account's last 30 days and deprecated calls, histories, the top accounts, the callers", async () => {
+    clock.set(MID);
+    const name = await newAccount('pro');
+    const { key, id } = await newKey(name);
+    const created = await request(app.publicApp, '/v1/pets', {
+      key,
+      method: 'POST',
+      json: { name: 'Rex', categoryId: 1 },
+    });
+    assert.equal(created.status, 201, created.text);
+    const petId = created.json<{ id: number }>().id;
+    assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
+    assert.equal((await request(app.publicApp, `/v1/pets/${petId}`, { key })).status, 200);
+    assert.equal((await request(app.publicApp, '/v1/pets/999999999', { key })).status, 404);
+
+    const usage = ok<{
+      account: string;
+      last30Days: { requests: number; refusals: number };
+      deprecated: Array<{ operation: string; calls: number; lastCall: string | null; keys: unknown[] }>;
+    }>(await admin(`/admin/v1/accounts/${name}/usage`));
+    assert.equal(usage.account, name);
+    assert.deepEqual(usage.last30Days, { requests: 4, refusals: 0 });
+    assert.equal(usage.deprecated.length, 1);
+    assert.equal(usage.deprecated[0]?.operation, 'getPet');
+    assert.equal(usage.deprecated[0]?.calls, 2);
+    assert.deepEqual(usage.deprecated[0]?.keys, [{ id, calls: 2, lastCall: new Date(MID).toISOString() }]);
+
+    const hour = new Date(MID - (MID % 3_600_000)).toISOString();
+    const history = ok<History>(await admin(`/admin/v1/accounts/${name}/usage/history`));
+    assert.equal(history.granularity, 'hour');
+    assert.deepEqual(history.points, [
+      { at: hour, operation: 'createPet', outcome: '2xx', count: 1 },
+      { at: hour, operation: 'getPet', outcome: '2xx', count: 1 },
+      { at: hour, operation: 'getPet', outcome: '4xx', count: 1 },
+      { at: hour, operation: 'listPets', outcome: '2xx', count: 1 },
+    ]);
+    const daily = ok<History>(await admin(`/admin/v1/accounts/${name}/usage/history?granularity=day&from=2026-05-20`));
+    assert.equal(daily.from, '2026-05-20T00:00:00.000Z');
+    assert.equal(
+      daily.points.reduce((sum, point) => sum + point.count, 0),
+      4,
+    );
+
+    const everyone = ok<History>(await admin('/admin/v1/usage/history'));
+    const listPets = everyone.points.find((point) => point.operation === 'listPets' && point.outcome === '2xx');
+    assert.ok((listPets?.count ?? 0) >= 1, 'the history of every account holds this one');
+
+    const top = ok<{ by: string; accounts: Array<{ account: string; requests: number; refusals: number }> }>(
+      await admin('/admin/v1/usage/top?by=requests&limit=100'),
+    );
+    assert.equal(top.by, 'requests');
+    assert.deepEqual(
+      top.accounts.find((account) => account.account === name),
+      { account: name, requests: 4, refusals: 0 },
+    );
+
+    const callers = ok<{ operation: string; sunset: string; since: string; callers: unknown[] }>(
+      await admin('/admin/v1/deprecated-callers'),
+    );
+    assert.equal(callers.operation, 'getPet');
+    assert.equal(callers.sunset, '2030-12-05T00:00:00.000Z');
+    assert.equal(callers.since, new Date(MID - 30 * DAY_MS).toISOString());
+    assert.ok(
+      callers.callers.some(
+        (caller) =>
+          JSON.stringify(caller) ===
+          JSON.stringify({ account: name, keyId: id, calls: 2, lastCall: new Date(MID).toISOString() }),
+      ),
+      JSON.stringify(callers.callers),
+    );
+
+    for (const query of [
+      'granularity=week',
+      'from=yesterday',
+      'from=2026-06-02&to=2026-06-01',
+      'from=2026-01-01&to=2026-06-01',
+    ]) {
+      assertError(await admin(`/admin/v1/usage/history?${query}`), 400, 'invalid_query');
+      assertError(await admin(`/admin/v1/accounts/${name}/usage/history?${query}`), 400, 'invalid_query');
+    }
+    for (const query of ['by=money', 'limit=0', 'limit=101', 'limit=ten', 'from=soon']) {
+      assertError(await admin(`/admin/v1/usage/top?${query}`), 400, 'invalid_query');
+    }
+    assertError(await admin('/admin/v1/accounts/nobody-here/usage'), 404, 'not_found');
+    assertError(await admin('/admin/v1/accounts/nobody-here/usage/history'), 404, 'not_found');
+  });
+});
