@@ -66,12 +66,12 @@ export const EnvSchema = Type.Object({
   METRICS_PORT: Type.String({
     pattern: '^(off|[0-9]{1,5})$',
     default: '9464',
-    description: 'Port of the Prometheus metrics listener (0: any free port; off: no listener).',
+    description: 'Port of the operator listener: /metrics, the admin API, the console (0: any free port; off: none).',
   }),
   METRICS_HOST: Type.String({
     minLength: 1,
     default: '127.0.0.1',
-    description: 'Address the metrics listener binds; never the public listener.',
+    description: 'Address the operator listener binds; never the public listener.',
   }),
   ANON_LIMIT_PER_MINUTE: Type.Integer({
     minimum: 1,
@@ -135,7 +135,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly corsOrigins: readonly string[];
   readonly trustProxy: TrustedProxies;
-  /** The operator listener for Prometheus; undefined when METRICS_PORT=off. */
+  /** The operator listener (/metrics, /admin/v1, /console); undefined when METRICS_PORT=off. */
   readonly metrics: { readonly port: number; readonly host: string } | undefined;
   readonly anonLimitPerMinute: number;
   readonly usagePerMinute: number;

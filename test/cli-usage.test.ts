@@ -82,6 +82,7 @@ const GROUPS: Record<string, string[]> = {
   account: ['account create', 'account set-plan', 'account list', 'account show'],
   key: ['key create', 'key list', 'key revoke'],
   ban: ['ban lift'],
+  operator: ['operator token create', 'operator token list', 'operator token revoke'],
 };
 
 describe('petstore CLI usage', () => {

@@ -15,6 +15,7 @@ const OPERATIONS = [
   ['/pets', 'post', 'createPet'],
   ['/pets/{petId}', 'get', 'getPet'],
   ['/usage', 'get', 'getUsage'],
+  ['/usage/history', 'get', 'getUsageHistory'],
 ] as const;
 
 const SHARED_HEADERS = [
@@ -155,7 +156,12 @@ describe('The OpenAPI document', () => {
 
   it('has the server URL ending in /v1 and paths relative to it', () => {
     assert.deepEqual(document['servers'], [{ url: '/v1' }]);
-    assert.deepEqual(Object.keys(child(document, 'paths')).sort(), ['/pets', '/pets/{petId}', '/usage']);
+    assert.deepEqual(Object.keys(child(document, 'paths')).sort(), [
+      '/pets',
+      '/pets/{petId}',
+      '/usage',
+      '/usage/history',
+    ]);
     for (const [path, method, operationId] of OPERATIONS) {
       assert.equal(operation(document, path, method)['operationId'], operationId);
     }
@@ -169,7 +175,12 @@ describe('The OpenAPI document', () => {
     try {
       const served = await fetchDocument(behindProxy);
       assert.deepEqual(served['servers'], [{ url: 'https://pets.example.com/store/v1' }]);
-      assert.deepEqual(Object.keys(child(served, 'paths')).sort(), ['/pets', '/pets/{petId}', '/usage']);
+      assert.deepEqual(Object.keys(child(served, 'paths')).sort(), [
+        '/pets',
+        '/pets/{petId}',
+        '/usage',
+        '/usage/history',
+      ]);
     } finally {
       await behindProxy.close();
     }
@@ -296,6 +307,7 @@ describe('The OpenAPI document', () => {
       '#/components/schemas/Pet',
       '#/components/schemas/Pets',
       '#/components/schemas/Usage',
+      '#/components/schemas/UsageHistory',
     ]);
     const listExample = child(operation(document, '/pets', 'get'), 'responses', '200', 'content', 'application/json');
     assert.ok(Array.isArray(listExample['example']) && listExample['example'].length > 1, 'a page of several pets');

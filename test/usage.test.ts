@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { buildApp } from '../src/http/app.ts';
+import type { UsageService } from '../src/usage/usage-service.ts';
 import { describeEachBackend } from './support/each-backend.ts';
 import { assertError, errorOf, request, type HttpAnswer } from './support/http-client.ts';
 import { ManualClock } from './support/manual-clock.ts';
@@ -16,9 +19,10 @@ import {
 } from './ratelimit/rate-limit-assertions.ts';
 
 /**
- * GET /v1/usage through the real app: the account's windows and the key's state, read without
- * spending the account's quota, under a small per-account limit of its own, and answered to a
- * banned key. `request()` checks every 200 and error against the served document.
+ * GET /v1/usage through the real app: the account's windows, the key's state and the account's
+ * calls of deprecated operations, read without spending the account's quota, under a small
+ * per-account limit of its own, and answered to a banned key. `request()` checks every 200 and error
+ * against the served document.
  */
 
 const USAGE_PER_MINUTE = 4;
@@ -34,6 +38,24 @@ interface Usage {
     readonly expiresAt: string | null;
     readonly ban: { readonly until: string; readonly retryAfter: number } | null;
   };
+  readonly deprecated: readonly DeprecatedUsage[] | null;
+}
+
+interface DeprecatedUsage {
+  readonly operation: string;
+  readonly sunset: string;
+  readonly since: string;
+  readonly calls: number;
+  readonly lastCall: string | null;
+  readonly keys: ReadonlyArray<{ readonly id: string; readonly calls: number; readonly lastCall: string }>;
+}
+
+const SUNSET = '2030-12-05T00:00:00.000Z';
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The deprecated list of an account that has not called getPet in the last 30 days, read at `now`. */
+function noDeprecatedCalls(now: number): DeprecatedUsage[] {
+  return [{ operation: 'getPet', sunset: SUNSET, since: iso(now - 30 * DAY_MS), calls: 0, lastCall: null, keys: [] }];
 }
 
 function usageOf(answer: HttpAnswer): Usage {
@@ -74,6 +96,7 @@ describeEachBackend('GET /v1/usage', (backend) => {
         day: { limit: 1000, remaining: 997, reset: NEXT_MIDNIGHT_SECONDS },
       },
       key: { id: keyId, expiresAt: null, ban: null },
+      deprecated: noDeprecatedCalls(MID),
     });
     const fields = rateLimitOf(answer);
     assert.equal(fields.remaining, 57, 'the headers a pets request would carry, without its spending');
@@ -135,6 +158,52 @@ describeEachBackend('GET /v1/usage', (backend) => {
     assert.equal(errorOf(pets).code, 'key_banned', 'the key is still banned for everything else');
   });
 
+  it("names the account's getPet calls of the last 30 days by key, and never another account's", async () => {
+    clock.set(MID);
+    const { key, keyId, account } = await app.newKey({ plan: 'pro' });
+    const other = await app.services.accounts.createKey(account);
+    const stranger = await app.newKey({ plan: 'pro' });
+    const created = await request(app, '/v1/pets', { method: 'POST', key, json: { name: 'Rex', categoryId: 3 } });
+    const petId = created.json<{ id: number }>().id;
+    const getPet = async (withKey: string, id = petId): Promise<void> => {
+      const answer = await request(app, `/v1/pets/${id}`, { key: withKey });
+      assert.ok(answer.status === 200 || answer.status === 404, answer.text);
+    };
+    await getPet(key);
+    await getPet(key);
+    clock.set(MID + 120_000);
+    for (let i = 0; i < 3; i += 1) await getPet(other.key);
+    await getPet(other.key, petId + 1000);
+    await getPet(stranger.key);
+    const readAt = MID + 180_000;
+    clock.set(readAt);
+    // Each key of the account reads the calls of all its keys.
+    assert.deepEqual(usageOf(await request(app, '/v1/usage', { key: other.key })).deprecated, [
+      {
+        operation: 'getPet',
+        sunset: SUNSET,
+        since: iso(readAt - 30 * DAY_MS),
+        calls: 6,
+        lastCall: iso(MID + 120_000),
+        keys: [
+          { id: other.record.id, calls: 4, lastCall: iso(MID + 120_000) },
+          { id: keyId, calls: 2, lastCall: iso(MID) },
+        ],
+      },
+    ]);
+    const theirs = usageOf(await request(app, '/v1/usage', { key: stranger.key })).deprecated;
+    assert.deepEqual(
+      theirs?.map((entry) => [entry.calls, entry.keys.map((each) => each.id)]),
+      [[1, [stranger.keyId]]],
+    );
+    // 31 days later, those calls are out of the period.
+    clock.set(MID + 31 * DAY_MS);
+    assert.deepEqual(
+      usageOf(await request(app, '/v1/usage', { key })).deprecated,
+      noDeprecatedCalls(MID + 31 * DAY_MS),
+    );
+  });
+
   it("shows the key's expiry", async () => {
     clock.set(MID);
     const { key } = await app.newKey({ expiresInMs: DAY_MS });
@@ -156,6 +225,38 @@ describeEachBackend('GET /v1/usage', (backend) => {
     const head = await request(app, '/v1/usage', { method: 'HEAD', key });
     assert.equal(head.status, 200);
     assert.equal(head.text, '');
+  });
+});
+
+describe('GET /v1/usage while the usage history cannot be read', () => {
+  let app: TestApp;
+  let stalled: FastifyInstance;
+  let target: { url: string };
+  const STORAGE_TIMEOUT_MS = 400;
+
+  before(async () => {
+    app = await startTestApp({ clock: new ManualClock(MID) });
+    // The same services, but a usage history that never answers, as storage on a silent network.
+    const usage: UsageService = Object.assign(Object.create(app.services.usage) as UsageService, {
+      deprecated: () => new Promise<never>(() => undefined),
+    });
+    const config = { ...app.services.config, storageTimeoutMs: STORAGE_TIMEOUT_MS };
+    stalled = await buildApp({ ...app.services, config, usage });
+    target = { url: await stalled.listen({ port: 0, host: '127.0.0.1' }) };
+  });
+  after(async () => {
+    await stalled.close();
+    await app.close();
+  });
+
+  it('answers the standing without the deprecated calls (null), within half the storage timeout', async () => {
+    const { key } = await app.newKey();
+    const started = performance.now();
+    const usage = usageOf(await request(target, '/v1/usage', { key }));
+    const ms = performance.now() - started;
+    assert.equal(usage.deprecated, null);
+    assert.equal(usage.windows.minute.limit, 60);
+    assert.ok(ms >= STORAGE_TIMEOUT_MS / 2 - 20 && ms < STORAGE_TIMEOUT_MS, `answered after ${Math.round(ms)} ms`);
   });
 });
 

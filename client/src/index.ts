@@ -1,5 +1,12 @@
 export { PetstoreClient, PetsApi } from './petstore-client.ts';
-export type { CreateOptions, ListOptions, ListPageOptions, PetPage } from './petstore-client.ts';
+export type {
+  CreateOptions,
+  ListOptions,
+  ListPageOptions,
+  PetPage,
+  UsageApi,
+  UsageHistoryOptions,
+} from './petstore-client.ts';
 export type { CallOptions, PetstoreClientOptions, WaitInfo, WaitListener, WaitReason } from './options.ts';
 export { PetstoreError, PetstoreTimeoutError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
 export type { PetstoreErrorDetails } from './petstore-error.ts';
@@ -7,5 +14,17 @@ export { DEPRECATION_WARNING_CODE, DEPRECATION_WARNING_TYPE } from './deprecatio
 export { int64Replacer, int64Reviver } from './int64-json.ts';
 export type { RateLimitState, RateLimitWindow } from './rate-limit.ts';
 export type { Fetch, Sleep } from './transport.ts';
-export type { ErrorCode, Int64, NewPet, Pet, PetStatus, Usage, UsageWindow } from './types.ts';
+export type {
+  DeprecatedUsage,
+  ErrorCode,
+  Int64,
+  NewPet,
+  Pet,
+  PetStatus,
+  Usage,
+  UsageGranularity,
+  UsageHistory,
+  UsagePoint,
+  UsageWindow,
+} from './types.ts';
 export { CLIENT_VERSION } from './version.ts';

@@ -16,8 +16,26 @@ export type NewPet = Omit<Schemas['NewPet'], 'categoryId'> & { readonly category
 /** The stable error codes of the service. */
 export type ErrorCode = Schemas['Error']['code'];
 
-/** The answer of `GET /v1/usage`: the account, both windows (reset in Unix seconds) and the key's state. */
+/**
+ * The answer of `GET /v1/usage`: the account, both windows (reset in Unix seconds), the key's state, and the
+ * account's calls of deprecated operations in the last 30 days (times as ISO 8601 strings).
+ */
 export type Usage = Schemas['Usage'];
 
 /** One window of a usage answer. */
 export type UsageWindow = Usage['windows']['minute'];
+
+/**
+ * The account's calls of one deprecated operation in the last 30 days, and the keys that made them. A usage answer's
+ * `deprecated` is null while the service cannot read them (its storage is unavailable).
+ */
+export type DeprecatedUsage = NonNullable<Usage['deprecated']>[number];
+
+/** The answer of `GET /v1/usage/history`: the account's requests per bucket (times as ISO 8601 strings). */
+export type UsageHistory = Schemas['UsageHistory'];
+
+/** One non-zero count of a history: requests of one operation with one outcome in the bucket starting `at`. */
+export type UsagePoint = UsageHistory['points'][number];
+
+/** The length of a history's buckets. */
+export type UsageGranularity = UsageHistory['granularity'];

@@ -95,7 +95,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(documents, { publicBaseUrl: config.publicBaseUrl });
   await app.register(opsRoutes, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
   await app.register(petRoutes, { pets: deps.pets, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
-  await app.register(usageRoutes);
+  await app.register(usageRoutes, { usage: deps.usage, storageTimeoutMs: config.storageTimeoutMs });
   await app.register(methodNotAllowed);
   await app.ready();
   return app;

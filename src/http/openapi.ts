@@ -26,8 +26,9 @@ The pet store API, version 1. Every operation needs \`Authorization: Bearer <API
 \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the most constraining window, and
 \`RateLimit-Policy\` / \`RateLimit\` for both. Over a limit the answer is 429 with \`Retry-After\` in seconds.
 
-**Usage:** \`GET /usage\` shows the account's windows and the key's state without spending quota; it has a small
-limit of its own and answers even while the key is banned.
+**Usage:** \`GET /usage\` shows the account's windows, the key's state and the account's calls of deprecated
+operations, and \`GET /usage/history\` the account's requests per hour or day; neither spends quota, they share a
+small limit of their own and answer even while the key is banned.
 
 **Request ids and caching:** every response carries \`X-Request-Id\` (the client's own when it is 1 to 128 visible
 ASCII characters, otherwise a new one) and \`Cache-Control\` (\`no-store\`; the public documents
@@ -56,7 +57,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
       servers: [{ url: `${options.publicBaseUrl}${VERSION_PREFIX}` }],
       tags: [
         { name: 'pets', description: 'The animals of the store.' },
-        { name: 'usage', description: "The caller's account, limits and key." },
+        { name: 'usage', description: "The caller's account, limits, key and recorded requests." },
       ],
       components: {
         securitySchemes: {

@@ -58,10 +58,30 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Your account's limits and your key's state
-     * @description The account's plan, both windows (limit, what is left now, reset) and this key's expiry and ban. It is not counted in the account's windows: calling it spends no quota, and the rate-limit headers are those a pets request would carry, without its spending. It answers while the key is banned (this is where the ban shows). It has a small limit of its own per account (default 30 per minute); past it, 429 `rate_limited` with `Retry-After`, and the rate-limit headers describe that limit.
+     * Your account's limits, your key's state and your deprecated calls
+     * @description The account's plan, both windows (limit, what is left now, reset), this key's expiry and ban, and the account's calls of deprecated operations in the last 30 days, by key (`null` while storage is unavailable: the rest answers without it). It is not counted in the account's windows: calling it spends no quota, and the rate-limit headers are those a pets request would carry, without its spending. It answers while the key is banned (this is where the ban shows). It has a small limit of its own per account (default 30 per minute, shared with `GET /usage/history`); past it, 429 `rate_limited` with `Retry-After`, and the rate-limit headers describe that limit. Counts from other instances of the service appear within a few seconds (`USAGE_FLUSH_MS`, 10 s by default); this instance's at once.
      */
     get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/usage/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your account's requests per hour or day
+     * @description The requests of the caller's account, with any of its keys, per UTC hour or day, by operation and outcome; only non-zero counts. Every request with a valid key is counted, whatever its answer (refusals included), and so is this one. The range is `[from, to)`, widened to whole buckets; it must not be empty and spans at most 90 days (2,160 hourly buckets). Unknown query parameters are ignored; a repeated one is refused. Like `GET /usage`, it spends no quota and shares its small limit. Counts from other instances of the service appear within a few seconds (`USAGE_FLUSH_MS`, 10 s by default); this instance's at once.
+     */
+    get: operations['getUsageHistory'];
     put?: never;
     post?: never;
     delete?: never;
@@ -194,6 +214,78 @@ export interface components {
           retryAfter: number;
         } | null;
       };
+      deprecated:
+        | {
+            /**
+             * @description The `operationId` of the deprecated operation (today only `getPet`).
+             * @example getPet
+             */
+            operation: string;
+            /**
+             * Format: date-time
+             * @description When the operation is removed; from then on it answers 410 `gone`.
+             */
+            sunset: string;
+            /**
+             * Format: date-time
+             * @description The start of the period counted, 30 days ago; calls are counted per UTC hour, from the hour that holds it.
+             */
+            since: string;
+            /** @description The account's calls of the operation since `since`, all keys. */
+            calls: number;
+            lastCall: string | null;
+            /** @description The keys that made those calls, most calls first. */
+            keys: {
+              /** @description The key's non-secret id. */
+              id: string;
+              /** @description Its calls of the operation since `since`. */
+              calls: number;
+              /**
+               * Format: date-time
+               * @description Its latest call of the operation.
+               */
+              lastCall: string;
+            }[];
+          }[]
+        | null;
+    };
+    /** @description The requests of the caller's account, all keys, per UTC hour or day. */
+    UsageHistory: {
+      /**
+       * Format: date-time
+       * @description Start of the first bucket (inclusive): `from` of the request, rounded down to its bucket.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description End of the last bucket (exclusive): `to` of the request, rounded up to its bucket.
+       */
+      to: string;
+      /**
+       * @description The length of each bucket (UTC).
+       * @enum {string}
+       */
+      granularity: 'hour' | 'day';
+      /** @description Non-zero counts only, by `at`, then `operation`, then `outcome` (in alphabetical order): a bucket without requests has no point. */
+      points: {
+        /**
+         * Format: date-time
+         * @description Start of the bucket.
+         */
+        at: string;
+        /**
+         * @description The operation called; `usage` is `GET /usage` and `GET /usage/history`.
+         * @enum {string}
+         */
+        operation: 'listPets' | 'createPet' | 'getPet' | 'usage';
+        /**
+         * @description How it was answered: `2xx`, `4xx` (other than 429), `429` (`rate_limited`), `banned` (`key_banned`) or `5xx`.
+         * @enum {string}
+         */
+        outcome: '2xx' | '4xx' | '429' | 'banned' | '5xx';
+        /** @description Requests in the bucket with that operation and outcome. */
+        count: number;
+      }[];
     };
   };
   responses: never;
@@ -934,10 +1026,219 @@ export interface operations {
            *         "id": "key_3kq9x2m7w1",
            *         "expiresAt": "2027-01-01T00:00:00.000Z",
            *         "ban": null
-           *       }
+           *       },
+           *       "deprecated": [
+           *         {
+           *           "operation": "getPet",
+           *           "sunset": "2030-12-05T00:00:00.000Z",
+           *           "since": "2026-10-27T11:00:00.000Z",
+           *           "calls": 42,
+           *           "lastCall": "2026-11-25T10:00:00.000Z",
+           *           "keys": [
+           *             {
+           *               "id": "key_3kq9x2m7w1",
+           *               "calls": 40,
+           *               "lastCall": "2026-11-25T10:00:00.000Z"
+           *             },
+           *             {
+           *               "id": "key_8fz2p5c0qa",
+           *               "calls": 2,
+           *               "lastCall": "2026-11-20T16:42:10.000Z"
+           *             }
+           *           ]
+           *         }
+           *       ]
            *     }
            */
           'application/json': components['schemas']['Usage'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getUsageHistory: {
+    parameters: {
+      query?: {
+        /** @description Start of the range, an ISO 8601 date or date-time with its offset (`Z` for UTC); rounded down to its bucket. Default: 24 hours before `to` (hour), 30 days before `to` (day). */
+        from?: string;
+        /** @description End of the range (exclusive), an ISO 8601 date or date-time with its offset; rounded up to its bucket. Default: the end of the current hour (or day). It must be after `from`, and at most 90 days after it. */
+        to?: string;
+        /** @description The length of each bucket: `hour` (the default) or `day`, in UTC. */
+        granularity?: 'hour' | 'day';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The account's requests in the range. */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "from": "2026-11-25T00:00:00.000Z",
+           *       "to": "2026-11-26T00:00:00.000Z",
+           *       "granularity": "hour",
+           *       "points": [
+           *         {
+           *           "at": "2026-11-25T09:00:00.000Z",
+           *           "operation": "getPet",
+           *           "outcome": "2xx",
+           *           "count": 12
+           *         },
+           *         {
+           *           "at": "2026-11-25T09:00:00.000Z",
+           *           "operation": "listPets",
+           *           "outcome": "2xx",
+           *           "count": 118
+           *         },
+           *         {
+           *           "at": "2026-11-25T10:00:00.000Z",
+           *           "operation": "createPet",
+           *           "outcome": "2xx",
+           *           "count": 3
+           *         },
+           *         {
+           *           "at": "2026-11-25T10:00:00.000Z",
+           *           "operation": "createPet",
+           *           "outcome": "4xx",
+           *           "count": 1
+           *         },
+           *         {
+           *           "at": "2026-11-25T10:00:00.000Z",
+           *           "operation": "listPets",
+           *           "outcome": "429",
+           *           "count": 2
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['UsageHistory'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { sharedSchemas } from '../../pets/pet-schemas.ts';
-import { UsageSchema } from '../routes/usage.ts';
+import { USAGE_SCHEMAS } from '../routes/usage.ts';
 import { createValidatorCompiler } from '../validation.ts';
 
 /**
@@ -14,7 +14,7 @@ export const schemas = fastifyPlugin(
     app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
     for (const schema of sharedSchemas) app.addSchema(schema);
-    app.addSchema(UsageSchema);
+    for (const schema of USAGE_SCHEMAS) app.addSchema(schema);
   },
   { name: 'schemas' },
 );

@@ -7,6 +7,7 @@ const KNOWN_PATHS: Record<string, string[]> = {
   '/v1/pets': ['GET', 'HEAD', 'POST'],
   '/v1/pets/:petId': ['GET', 'HEAD'],
   '/v1/usage': ['GET', 'HEAD'],
+  '/v1/usage/history': ['GET', 'HEAD'],
 };
 
 /** Every method Node parses; CONNECT never reaches routing (plugins/protocol-edges.ts answers it). */
