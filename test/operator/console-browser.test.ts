@@ -173,6 +173,23 @@ describe('the operator console in a browser', { skip: missing }, () => {
     assert.notEqual(usage.json<{ key: { ban: unknown } }>().key.ban, null, 'key A is banned');
   }
 
+  it('refuses a wrong token on the login page, saying so, and stays there', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`${operatorOrigin}/console/login`);
+      await page.fill('#token', 'pso_0000000000000000_00000000000000000000000000000000');
+      await page.click('button[type=submit]');
+      const problem = page.locator('#login-error');
+      await problem.waitFor();
+      assert.match(await problem.innerText(), /not valid/);
+      assert.equal(page.url(), `${operatorOrigin}/console/login`);
+      assert.deepEqual(await context.cookies(), [], 'no cookie for a wrong token');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('logs in with the token and shows the traffic, the account, its keys and its ban', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();

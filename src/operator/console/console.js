@@ -8,6 +8,7 @@ const OUTCOMES = ['2xx', '4xx', '429', 'banned', '5xx'];
 const OUTCOME_COLORS = { '2xx': '#2e7d32', '4xx': '#e08e00', 429: '#8e24aa', banned: '#c62828', '5xx': '#37474f' };
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
+const CHART_HEIGHT = 260;
 const WHOLE_STEPS = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].flatMap((scale) => [scale, 2 * scale, 5 * scale]);
 
 /** The admin API said 401: the cookie is gone or its token was deleted; the login page is next. */
@@ -40,14 +41,13 @@ async function api(path, init = {}) {
 
 /**
  * An element with attributes and children. Children are nodes or text (strings and numbers become
- * text nodes); attributes are set one by one, `on…` ones as listeners. Nothing is parsed as HTML.
+ * text nodes); attribute values are set as text. Nothing is parsed as HTML.
  */
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === null || value === false) continue;
-    if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
-    else node.setAttribute(name, value === true ? '' : String(value));
+    node.setAttribute(name, value === true ? '' : String(value));
   }
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
@@ -68,6 +68,10 @@ const numberFormat = new Intl.NumberFormat('en');
 
 function count(value) {
   return value === null || value === undefined ? '—' : numberFormat.format(value);
+}
+
+function times(value) {
+  return value === 1 ? 'once' : `${count(value)} times`;
 }
 
 /** An ISO time as `2025-06-01 14:05 UTC`: one zone for every operator, the zone of the admin API. */
@@ -125,15 +129,17 @@ function panel(title, ...children) {
   return el('section', { class: 'panel' }, el('h2', {}, title), ...children);
 }
 
-/** A panel whose content comes from a promise: its error, if any, is shown in place of the content. */
+/**
+ * A panel whose content comes from a promise, drawn by `render` (nodes, or arrays of them, nulls left
+ * out); an error, the API's or the drawing's, is shown in place of the content.
+ */
 function loadingPanel(title, promise, render) {
   const body = el('div', {}, el('p', { class: 'loading' }, 'Loading…'));
-  promise.then(
-    (value) => body.replaceChildren(...[render(value)].flat(Infinity).filter((node) => node !== null)),
-    (error) => {
-      if (!(error instanceof LoggedOut)) body.replaceChildren(el('p', { class: 'error' }, error.message));
-    },
-  );
+  promise
+    .then((value) => body.replaceChildren(...[render(value)].flat(Infinity).filter((node) => node !== null)))
+    .catch((error) => {
+      if (!(error instanceof LoggedOut)) body.replaceChildren(el('p', { class: 'error' }, String(error.message)));
+    });
   return panel(title, body);
 }
 
@@ -208,7 +214,7 @@ function outcomeChart(history) {
   const note = total === 0 ? el('p', { class: 'empty' }, 'No requests in this period.') : null;
   const options = {
     width: 800,
-    height: 260,
+    height: CHART_HEIGHT,
     tzDate: utcDate,
     scales: { x: { time: true }, y: { range: (_plot, min, max) => [0, Math.max(4, max * 1.1)] } },
     series: [
@@ -224,17 +230,29 @@ function outcomeChart(history) {
     // Whole requests only on the y axis.
     axes: [{ values: utcTicks }, { incrs: WHOLE_STEPS, values: (_plot, ticks) => ticks.map((tick) => count(tick)) }],
   };
-  // Drawn once the container is in the page, at its width, and again when the window changes size.
-  queueMicrotask(() => {
-    const plot = new uPlot({ ...options, width: chartWidth(chart) }, data, chart);
-    window.addEventListener('resize', () => plot.setSize({ width: chartWidth(chart), height: options.height }));
-  });
+  // Drawn once the container is in the page, at its width.
+  queueMicrotask(() =>
+    plots.add({ container: chart, plot: new uPlot({ ...options, width: chartWidth(chart) }, data, chart) }),
+  );
   return [chart, legend, note];
 }
 
 function chartWidth(container) {
   return Math.max(320, Math.floor(container.getBoundingClientRect().width) || 800);
 }
+
+/** The charts drawn, resized with the window; those a new rendering of the page replaced are let go. */
+const plots = new Set();
+
+window.addEventListener('resize', () => {
+  for (const drawn of plots) {
+    if (drawn.container.isConnected) drawn.plot.setSize({ width: chartWidth(drawn.container), height: CHART_HEIGHT });
+    else {
+      drawn.plot.destroy();
+      plots.delete(drawn);
+    }
+  }
+});
 
 // ——— Pages ———
 
@@ -362,7 +380,7 @@ function accountsTable(answer) {
         el('td', {}, utc(account.createdAt)),
       ),
     ),
-    'No accounts yet: create one with `petstore account create`.',
+    'No accounts yet: create one with petstore account create.',
   );
 }
 
@@ -472,7 +490,7 @@ function deprecatedCalls(usage) {
       ` stops working on ${utc(deprecation.sunset).slice(0, 10)}. `,
       deprecation.calls === 0
         ? 'This account has not called it in the last 30 days.'
-        : `This account called it ${count(deprecation.calls)} times in the last 30 days, last `,
+        : `This account called it ${times(deprecation.calls)} in the last 30 days, last `,
       deprecation.calls === 0 ? null : relative(deprecation.lastCall),
       deprecation.calls === 0 ? null : '.',
     ),

@@ -26,7 +26,7 @@ async function logIn(token) {
   const text = await response.text();
   if (response.ok) return undefined;
   if (response.status === 401)
-    return 'That token is not valid: check it, or create one with `petstore operator token create`.';
+    return 'That token is not valid: check it, or create one with petstore operator token create.';
   let message = `The server answered ${response.status}.`;
   try {
     const body = JSON.parse(text);
