@@ -82,6 +82,16 @@ describe('the console behind the operator token', () => {
     assert.equal(page.headers.get('cache-control'), 'no-store');
   });
 
+  it('keeps its pages out of the admin API document', async () => {
+    const document = (await request(app.operator, '/admin/v1/openapi.json', { key: app.token })).json<{
+      paths: Record<string, unknown>;
+    }>();
+    assert.deepEqual(
+      Object.keys(document.paths).filter((path) => path.startsWith('/console')),
+      [],
+    );
+  });
+
   it('logs in with the token the login page posts, and the cookie opens the console', async () => {
     const login = await request(app.operator, '/admin/v1/session', { method: 'POST', json: { token: app.token } });
     assert.equal(login.status, 204, login.text);
