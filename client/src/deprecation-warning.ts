@@ -4,6 +4,9 @@ import { linkTarget } from './link-header.ts';
 export const DEPRECATION_WARNING_TYPE = 'PetstoreDeprecationWarning';
 export const DEPRECATION_WARNING_CODE = 'PETSTORE_GET_PET_DEPRECATED';
 
+/** What to call instead. */
+const REPLACEMENT = 'GET /v1/pets with the status filter (client.pets.list({ status }))';
+
 /** How many keys the warning names; the others are counted. */
 const KEYS_NAMED = 5;
 
@@ -88,8 +91,8 @@ function deprecationText(
     'GET /v1/pets/{petId} (client.pets.get) is deprecated' +
     (sunset === null ? '' : ` and is removed on ${sunset}`) +
     (exposure === undefined
-      ? '; use GET /v1/pets with the status filter (client.pets.list({ status })) instead.'
-      : `; ${exposureText(exposure)}. Use GET /v1/pets with the status filter (client.pets.list({ status })) instead.`) +
+      ? `; use ${REPLACEMENT} instead.`
+      : `; ${exposureText(exposure)}. Use ${REPLACEMENT} instead.`) +
     (note === undefined ? '' : ` Migration note: ${note.href}`)
   );
 }
