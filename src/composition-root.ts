@@ -74,7 +74,12 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   });
   const pets = new PetService(store, clock, { deprecatedAt: config.deprecationDate, sunsetAt: GET_PET_SUNSET });
   const redis =
-    config.redisUrl === undefined ? undefined : await openRedisLimiter(config.redisUrl, config, clock, metrics, logger);
+    config.redisUrl === undefined
+      ? undefined
+      : await openRedisLimiter(config.redisUrl, config, clock, metrics, logger).catch(async (error: unknown) => {
+          await store.close();
+          throw error;
+        });
   const limiter: RateLimiter = redis ?? new MemoryLimiter({ now: () => clock.now() });
   const policy = new RateLimitPolicy(limiter, store.bans, clock, {
     anonymousPerMinute: config.anonLimitPerMinute,
@@ -162,19 +167,28 @@ async function openRedisLimiter(
   metrics: Metrics,
   logger: Logger,
 ): Promise<RedisLimiter> {
-  const { RedisLimiter } = await import('./ratelimit/redis-limiter.ts');
-  return new RedisLimiter({
+  const { RedisLimiter, RedisTopologyError } = await import('./ratelimit/redis-limiter.ts');
+  const limiter = new RedisLimiter({
     url,
+    cluster: config.redisCluster,
     keyPrefix: config.redisPrefix,
     fallback: new MemoryLimiter({ now: () => clock.now() }),
     onFallback: (error, notice) => {
       metrics.limiterFallbacks.inc();
-      if (notice.log)
-        logger.warn(
-          { err: error.message, suppressed: notice.suppressed },
-          'Redis unreachable: rate limits are counted per instance',
-        );
+      if (!notice.log) return;
+      const fields = { err: error.message, suppressed: notice.suppressed };
+      // Not an outage that passes: the configuration is wrong, and limits stay per instance until it is fixed.
+      if (error instanceof RedisTopologyError)
+        logger.error(fields, 'Redis is not what REDIS_CLUSTER says: rate limits are counted per instance');
+      else logger.warn(fields, 'Redis unreachable: rate limits are counted per instance');
     },
     onRecovered: () => logger.info('Redis reachable again: rate limits are shared'),
   });
+  try {
+    await limiter.checkTopology();
+  } catch (error) {
+    await limiter.close();
+    throw error;
+  }
+  return limiter;
 }

@@ -21,8 +21,13 @@ export const EnvSchema = Type.Object({
     description: 'sqlite:PATH for the embedded store, postgres://… for PostgreSQL.',
   }),
   REDIS_URL: Type.Optional(
-    Type.String({ pattern: '^rediss?://.+$', description: 'Shares rate-limit counters and bans between instances.' }),
+    Type.String({
+      pattern: '^rediss?://.+$',
+      description:
+        'Shares rate-limit counters and bans between instances; with REDIS_CLUSTER, the comma-separated seed nodes.',
+    }),
   ),
+  REDIS_CLUSTER: Bool,
   REDIS_PREFIX: Type.String({
     pattern: '^[A-Za-z0-9:_.-]{1,64}$',
     default: 'petstore:',
@@ -117,7 +122,7 @@ export const EnvSchema = Type.Object({
   DEMO_BOOTSTRAP: Bool,
 });
 
-const defaults = { DEMO_BOOTSTRAP: 'true' } as const;
+const defaults = { DEMO_BOOTSTRAP: 'true', REDIS_CLUSTER: 'false' } as const;
 
 type Env = Static<typeof EnvSchema>;
 
@@ -126,6 +131,8 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string;
   readonly redisUrl: string | undefined;
+  /** REDIS_URL lists the seed nodes of a Redis Cluster (one or more URLs, comma-separated). */
+  readonly redisCluster: boolean;
   readonly redisPrefix: string;
   readonly logLevel: string;
   readonly publicBaseUrl: string;
@@ -186,11 +193,14 @@ function freeze(env: Env): Config {
   if (env.BAN_MAX_SECONDS < env.BAN_BASE_SECONDS) {
     throw new ConfigError('invalid configuration: BAN_MAX_SECONDS must be at least BAN_BASE_SECONDS');
   }
+  const redisCluster = env.REDIS_CLUSTER === 'true' || env.REDIS_CLUSTER === '1';
+  checkRedisUrl(env.REDIS_URL, redisCluster);
   return Object.freeze({
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    redisCluster,
     redisPrefix: env.REDIS_PREFIX,
     logLevel: env.LOG_LEVEL,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? '').replace(/\/+$/, ''),
@@ -217,6 +227,26 @@ function freeze(env: Env): Config {
     demoBootstrap: env.DEMO_BOOTSTRAP === 'true' || env.DEMO_BOOTSTRAP === '1',
     usage: Object.freeze({ flushMs: env.USAGE_FLUSH_MS, retentionDays: env.USAGE_RETENTION_DAYS }),
   });
+}
+
+/** One Redis URL, or with REDIS_CLUSTER a list of them; a list without it is a cluster set up by mistake. */
+function checkRedisUrl(url: string | undefined, cluster: boolean): void {
+  if (url === undefined) {
+    if (cluster) throw new ConfigError('invalid configuration: REDIS_CLUSTER is set but REDIS_URL is not');
+    return;
+  }
+  const urls = url.split(',').map((part) => part.trim());
+  if (!cluster && urls.length > 1)
+    throw new ConfigError(
+      `invalid configuration: REDIS_URL lists ${urls.length} servers; ` +
+        'set REDIS_CLUSTER=true if they are seed nodes of a Redis Cluster',
+    );
+  const wrong = urls.find((part) => !/^rediss?:\/\/[^\s,]+$/.test(part));
+  if (wrong !== undefined)
+    throw new ConfigError(
+      'invalid configuration: REDIS_URL must be redis:// or rediss:// URLs separated by commas ' +
+        `(got ${JSON.stringify(wrong)})`,
+    );
 }
 
 function trustedProxies(value: string): TrustedProxies {

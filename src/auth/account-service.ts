@@ -46,7 +46,7 @@ export interface AccountSummary {
 /** Where requests are judged: a lifting must end the ban there too, not only in storage. */
 export interface BanLifter {
   /** True when a ban was in force there. */
-  liftBan(keyId: string): Promise<boolean>;
+  liftBan(key: { readonly keyId: string; readonly accountId: number }): Promise<boolean>;
 }
 
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -161,7 +161,7 @@ export class AccountService {
     if (!record) throw new NotFoundError(`no key with id '${keyId}'`);
     const inStorage = await this.store.bans.lift(keyId, this.clock.now());
     // Also when storage had none: a ban whose record failed lives only in the limiter.
-    const inLimiter = (await this.limiterBans?.liftBan(keyId)) ?? false;
+    const inLimiter = (await this.limiterBans?.liftBan({ keyId, accountId: record.accountId })) ?? false;
     if (!inStorage && !inLimiter) throw new NotFoundError(`key '${keyId}' is not banned`);
     return (await this.store.keys.findById(keyId)) ?? record;
   }

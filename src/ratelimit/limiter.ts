@@ -66,12 +66,22 @@ export interface ConsumeRequest {
   /** Whose quota this is, e.g. `account:42` or `address:203.0.113.9`. */
   readonly subject: string;
   readonly windows: readonly WindowSpec[];
-  /** Who is struck when refused, and whose ban is reported, e.g. `key:key_abc`. */
+  /**
+   * Who is struck when refused, and whose ban is reported, e.g. `key:key_abc`. A strike subject
+   * always comes with the same `subject` (a key with its account): a shared limiter keeps its
+   * strikes and ban beside that subject's counters.
+   */
   readonly strikeSubject?: string;
   /** When the strike subject's strikes begin a ban; without it, strikes only count. */
   readonly ban?: BanRule;
   /** Only report the state (the strike subject's ban included); count nothing. */
   readonly peek?: boolean;
+}
+
+/** Whose ban: the strike subject, and the quota subject whose requests it was struck beside. */
+export interface BanSubject {
+  readonly subject: string;
+  readonly strikeSubject: string;
 }
 
 export interface RateLimiter {
@@ -86,7 +96,7 @@ export interface RateLimiter {
    * Ends the subject's ban (only the one ending at `until`, when given) and forgets its strikes;
    * the earlier bans still count toward the next one's length. True when a ban was in force.
    */
-  liftBan(strikeSubject: string, now: number, until?: number): Promise<boolean>;
+  liftBan(ban: BanSubject, now: number, until?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 

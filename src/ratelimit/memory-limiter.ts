@@ -5,6 +5,7 @@ import {
   windowStart,
   type Ban,
   type BanRule,
+  type BanSubject,
   type ConsumeRequest,
   type ConsumeResult,
   type RateLimiter,
@@ -138,7 +139,7 @@ export class MemoryLimiter implements RateLimiter {
     return { allowed, windows, strikes, fallback: false, ban };
   }
 
-  async liftBan(strikeSubject: string, now: number, until?: number): Promise<boolean> {
+  async liftBan({ strikeSubject }: BanSubject, now: number, until?: number): Promise<boolean> {
     const record = this.bans.peek(strikeSubject);
     if (until !== undefined && record?.until !== until) return false;
     this.strikes.delete(strikeSubject);

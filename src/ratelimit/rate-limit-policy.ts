@@ -1,6 +1,14 @@
 import type { Clock } from '../clock.ts';
 import type { BanStore, KeyPrincipal } from '../storage/store.ts';
-import type { BanRule, ConsumeRequest, ConsumeResult, RateLimiter, WindowSpec, WindowState } from './limiter.ts';
+import type {
+  BanRule,
+  BanSubject,
+  ConsumeRequest,
+  ConsumeResult,
+  RateLimiter,
+  WindowSpec,
+  WindowState,
+} from './limiter.ts';
 import { limitsFor, type PlanLimits } from './plans.ts';
 import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
 
@@ -50,6 +58,18 @@ export interface RateLimitPolicyOptions {
 /** Most bans one look at storage asks about; more wait for the next look. */
 const LIFT_CHECK_BATCH = 500;
 
+/** A key whose ban can be lifted: its id, and the account its requests count against. */
+export interface BannableKey {
+  readonly keyId: string;
+  readonly accountId: number;
+}
+
+/** A ban this instance has answered with: its end, and whose quota it sits beside. */
+interface HeldBan {
+  readonly until: number;
+  readonly accountId: number;
+}
+
 /** What a cached principal's requests consume, built once instead of per request. */
 interface PreparedPrincipal {
   readonly counted: ConsumeRequest;
@@ -63,7 +83,7 @@ export function accountQuota(
   limits: PlanLimits,
 ): { readonly subject: string; readonly windows: readonly WindowSpec[] } {
   return {
-    subject: `account:${accountId}`,
+    subject: accountSubjectOf(accountId),
     windows: [
       { name: 'minute', limit: limits.perMinute, seconds: 60 },
       { name: 'day', limit: limits.perDay, seconds: 86_400 },
@@ -85,8 +105,8 @@ export class RateLimitPolicy {
   private readonly clock: Clock;
   private readonly options: RateLimitPolicyOptions;
   private readonly banRule: BanRule;
-  /** Bans this instance has answered with, by key id: their ends. Storage is asked which were lifted. */
-  private readonly held = new Map<string, number>();
+  /** Bans this instance has answered with, by key id. Storage is asked which were lifted. */
+  private readonly held = new Map<string, HeldBan>();
   private liftCheck: NodeJS.Timeout | undefined;
   private checkingLifts = false;
   private readonly anonymousWindows: readonly WindowSpec[];
@@ -129,7 +149,7 @@ export class RateLimitPolicy {
     const fields = rateLimitFields(state.windows, now, prepared.policy);
     const until = Math.max(this.knownBan(principal), state.ban?.until ?? 0);
     if (until <= now) return { kind: 'allow', fields, standing: { windows: state.windows, ban: null } };
-    this.hold(principal.keyId, until);
+    this.hold(principal, until);
     const ban = { until, retryAfterSeconds: secondsUntil(until, now) };
     return { kind: 'allow', fields: bannedFields(fields, until), standing: { windows: state.windows, ban } };
   }
@@ -143,7 +163,7 @@ export class RateLimitPolicy {
     const known = this.knownBan(principal);
     if (known > now) {
       const state = await this.limiter.consume(prepared.peeked, now);
-      return this.banned(principal.keyId, state, prepared.policy, Math.max(known, state.ban?.until ?? 0), now);
+      return this.banned(principal, state, prepared.policy, Math.max(known, state.ban?.until ?? 0), now);
     }
     const result = await this.limiter.consume(prepared.counted, now);
     // Allowed is the common answer, given here rather than through another async call.
@@ -152,17 +172,17 @@ export class RateLimitPolicy {
     if (ban === null) return this.limited(result, prepared.policy, now, `${principal.plan} plan`);
     // Exactly one request, on whichever instance, began the ban: it records it.
     if (ban.began) await this.record(principal.keyId, now, ban.until);
-    return this.banned(principal.keyId, result, prepared.policy, ban.until, now);
+    return this.banned(principal, result, prepared.policy, ban.until, now);
   }
 
   /**
    * Ends a key's ban in the limiter and forgets what this instance kept about it (an operator's
    * lifting, after storage's). True when the limiter held a ban in force.
    */
-  async liftBan(keyId: string): Promise<boolean> {
-    const lifted = await this.limiter.liftBan(strikeSubjectOf(keyId), this.clock.now());
-    this.held.delete(keyId);
-    this.options.onBanLifted(keyId);
+  async liftBan(key: BannableKey): Promise<boolean> {
+    const lifted = await this.limiter.liftBan(banSubjectOf(key), this.clock.now());
+    this.held.delete(key.keyId);
+    this.options.onBanLifted(key.keyId);
     return lifted;
   }
 
@@ -171,7 +191,7 @@ export class RateLimitPolicy {
    * may be kept without asking storage again.
    */
   banEnd(keyId: string): number {
-    return this.held.get(keyId) ?? 0;
+    return this.held.get(keyId)?.until ?? 0;
   }
 
   close(): void {
@@ -201,7 +221,7 @@ export class RateLimitPolicy {
     if (!prepared) {
       const { subject, windows } = accountQuota(principal.accountId, limitsFor(principal));
       // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
-      const strikeSubject = strikeSubjectOf(principal.keyId);
+      const { strikeSubject } = banSubjectOf(principal);
       prepared = {
         counted: { subject, windows, strikeSubject, ban: this.banRule },
         peeked: { subject, windows, strikeSubject, peek: true },
@@ -216,7 +236,7 @@ export class RateLimitPolicy {
   private knownBan(principal: KeyPrincipal): number {
     const stored = principal.bannedUntil ?? 0;
     if (this.held.size === 0) return stored;
-    const held = this.held.get(principal.keyId) ?? 0;
+    const held = this.held.get(principal.keyId)?.until ?? 0;
     return held > stored ? held : stored;
   }
 
@@ -230,9 +250,9 @@ export class RateLimitPolicy {
   }
 
   /** Keeps the ban in mind until it ends or storage says it was lifted. */
-  private hold(keyId: string, until: number): void {
-    if (this.held.get(keyId) === until) return;
-    this.held.set(keyId, until);
+  private hold(key: BannableKey, until: number): void {
+    if (this.held.get(key.keyId)?.until === until) return;
+    this.held.set(key.keyId, { until, accountId: key.accountId });
     if (this.liftCheck === undefined) {
       this.liftCheck = setInterval(() => void this.checkLifts(), this.options.liftCheckEveryMs ?? 1000);
       this.liftCheck.unref();
@@ -246,25 +266,25 @@ export class RateLimitPolicy {
   private async checkLifts(): Promise<void> {
     if (this.checkingLifts) return;
     const now = this.clock.now();
-    for (const [keyId, until] of this.held) if (until <= now) this.held.delete(keyId);
+    for (const [keyId, ban] of this.held) if (ban.until <= now) this.held.delete(keyId);
     if (this.held.size === 0) {
       this.stopLiftCheck();
       return;
     }
     this.checkingLifts = true;
     try {
-      const asked: { keyId: string; until: number }[] = [];
-      for (const [keyId, until] of this.held) {
+      const asked: (HeldBan & BannableKey)[] = [];
+      for (const [keyId, ban] of this.held) {
         if (asked.length === LIFT_CHECK_BATCH) break;
-        asked.push({ keyId, until });
+        asked.push({ keyId, ...ban });
       }
       // The bans asked about go to the back of the line, so that every ban is asked about in turn.
-      for (const { keyId, until } of asked) {
+      for (const { keyId, ...ban } of asked) {
         this.held.delete(keyId);
-        this.held.set(keyId, until);
+        this.held.set(keyId, ban);
       }
       const lifted = new Set(await this.bans.liftedAmong(asked));
-      for (const { keyId, until } of asked) if (lifted.has(keyId)) await this.endLifted(keyId, until);
+      for (const ban of asked) if (lifted.has(ban.keyId)) await this.endLifted(ban);
     } catch {
       // Storage is unreachable: nothing is known to be lifted.
     } finally {
@@ -272,12 +292,12 @@ export class RateLimitPolicy {
     }
   }
 
-  private async endLifted(keyId: string, until: number): Promise<void> {
+  private async endLifted(ban: HeldBan & BannableKey): Promise<void> {
     // A ban that began since is not the one lifted.
-    if (this.held.get(keyId) !== until) return;
-    this.held.delete(keyId);
-    this.options.onBanLifted(keyId);
-    await this.limiter.liftBan(strikeSubjectOf(keyId), this.clock.now(), until);
+    if (this.held.get(ban.keyId)?.until !== ban.until) return;
+    this.held.delete(ban.keyId);
+    this.options.onBanLifted(ban.keyId);
+    await this.limiter.liftBan(banSubjectOf(ban), this.clock.now(), ban.until);
   }
 
   private stopLiftCheck(): void {
@@ -299,8 +319,8 @@ export class RateLimitPolicy {
     };
   }
 
-  private banned(keyId: string, result: ConsumeResult, policy: string, until: number, now: number): Refusal {
-    this.hold(keyId, until);
+  private banned(key: BannableKey, result: ConsumeResult, policy: string, until: number, now: number): Refusal {
+    this.hold(key, until);
     const fields = rateLimitFields(result.windows, now, policy);
     const retryAfterSeconds = secondsUntil(until, now);
     this.options.onRefused?.('key_banned');
@@ -315,8 +335,16 @@ export class RateLimitPolicy {
   }
 }
 
-function strikeSubjectOf(keyId: string): string {
-  return `key:${keyId}`;
+/**
+ * A key's strikes and ban are kept beside its account's counters (one shard of a Redis Cluster),
+ * so that one request is one atomic step.
+ */
+function banSubjectOf(key: BannableKey): BanSubject {
+  return { subject: accountSubjectOf(key.accountId), strikeSubject: `key:${key.keyId}` };
+}
+
+function accountSubjectOf(accountId: number): string {
+  return `account:${accountId}`;
 }
 
 /** While a key is banned, its X-RateLimit fields say nothing is left until the ban ends. */

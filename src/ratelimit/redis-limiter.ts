@@ -1,9 +1,10 @@
-import { Redis, type Result } from 'ioredis';
+import { Cluster, Redis, type RedisOptions, type Result } from 'ioredis';
 import { settleWithin } from '../deadline.ts';
 import { LogThrottle } from '../log-throttle.ts';
 import {
   BAN_REPEAT_MS,
   windowStart,
+  type BanSubject,
   type ConsumeRequest,
   type ConsumeResult,
   type RateLimiter,
@@ -23,10 +24,14 @@ declare module 'ioredis' {
 /**
  * One request's check-and-count, atomically in Redis (scripts run without interleaving).
  *
- * KEYS[1..n]: the counter of each window, `<prefix>rl:<subject>:<window>:<windowStart>`;
- * KEYS[n+1], KEYS[n+2], when present: the strike record `<prefix>strike:<strikeSubject>`, a hash
- * {count, until}, and the ban record `<prefix>ban:<strikeSubject>`, a hash {until, count, since}
- * (the latest ban's end, 0 once lifted; the bans in its chain; when it began).
+ * Every key one call touches begins with `<prefix>{<subject>}:`: the braces are a Redis Cluster
+ * hash tag, so all of them live in one slot and each request is one script on one shard (a cluster
+ * refuses a script whose keys span slots). A key's strikes and ban sit under its account's tag.
+ *
+ * KEYS[1..n]: the counter of each window, `<prefix>{<subject>}:rl:<window>:<windowStart>`;
+ * KEYS[n+1], KEYS[n+2], when present: the strike record `<prefix>{<subject>}:strike:<strikeSubject>`,
+ * a hash {count, until}, and the ban record `<prefix>{<subject>}:ban:<strikeSubject>`, a hash
+ * {until, count, since} (the latest ban's end, 0 once lifted; the bans in its chain; when it began).
  * ARGV: now, peek (1/0), slack ms, the strike that bans (0: none), ban base ms, ban max ms, then
  * per window: limit, window end (ms).
  *
@@ -137,8 +142,10 @@ export interface FallbackNotice {
 }
 
 export interface RedisLimiterOptions {
-  /** redis:// or rediss:// URL. */
+  /** redis:// or rediss:// URL; with `cluster`, the comma-separated URLs of some of the cluster's nodes. */
   readonly url: string;
+  /** The URL names seed nodes of a Redis Cluster; default false (one Redis server). */
+  readonly cluster?: boolean;
   /** Answers, per instance, while Redis is unreachable or slow. Closed with this limiter. */
   readonly fallback: MemoryLimiter;
   /** Prefix of every key; default 'petstore:'. */
@@ -156,16 +163,34 @@ export interface RedisLimiterOptions {
 }
 
 /**
+ * The server behind REDIS_URL is not what REDIS_CLUSTER says: a cluster node addressed as one
+ * Redis, or a lone Redis named as a cluster. Counting on it would not be shared, so start-up stops.
+ */
+export class RedisTopologyError extends Error {
+  override readonly name = 'RedisTopologyError';
+}
+
+/** Replies that only a cluster node sends to a client that does not speak cluster. */
+const CLUSTER_REPLY = /^(MOVED|ASK|CROSSSLOT|CLUSTERDOWN) /;
+
+const CLUSTER_NODE_AS_ONE =
+  'REDIS_URL points at a node of a Redis Cluster, so its counters would not be shared; ' +
+  'set REDIS_CLUSTER=true and list seed nodes in REDIS_URL';
+
+/**
  * Counters, strikes and bans in Redis, shared by every instance: exactly one round trip (one script)
  * per request, so admission is exact across instances. While Redis is unreachable or slower than
  * `timeoutMs`, requests are limited by the in-process fallback and never fail; each request tries
- * Redis first, so it is used again as soon as it answers.
+ * Redis first, so it is used again as soon as it answers. With `cluster`, the same through ioredis's
+ * Cluster client: each request's keys share its subject's hash tag, so they live on one shard.
  */
 export class RedisLimiter implements RateLimiter {
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private readonly fallback: MemoryLimiter;
   private readonly keyPrefix: string;
   private readonly timeoutMs: number;
+  private readonly cluster: boolean;
+  private readonly seeds: readonly string[];
   private readonly fallbackLog: LogThrottle;
   private readonly onFallback: (error: Error, notice: FallbackNotice) => void;
   private readonly onRecovered: () => void;
@@ -179,19 +204,12 @@ export class RedisLimiter implements RateLimiter {
     this.fallback = options.fallback;
     this.keyPrefix = options.keyPrefix ?? 'petstore:';
     this.timeoutMs = options.timeoutMs ?? 250;
+    this.cluster = options.cluster ?? false;
+    this.seeds = options.url.split(',').map((url) => url.trim());
     this.fallbackLog = new LogThrottle({ intervalMs: options.logEveryMs, now: options.monotonicNow });
     this.onFallback = options.onFallback ?? (() => undefined);
     this.onRecovered = options.onRecovered ?? (() => undefined);
-    this.redis = new Redis(options.url, {
-      lazyConnect: false,
-      // Fail at once while disconnected instead of queueing; never retry a command.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: this.timeoutMs,
-      connectTimeout: Math.max(1000, this.timeoutMs * 4),
-      // Reconnect forever, quickly: back on Redis within about a second of its return.
-      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
-    });
+    this.redis = this.cluster ? this.connectCluster() : new Redis(this.seeds[0] as string, this.connectionOptions());
     this.redis.defineCommand('petstoreRateLimitConsume', { lua: CONSUME_SCRIPT });
     this.redis.defineCommand('petstoreRateLimitLift', { lua: LIFT_SCRIPT });
     this.firstConnection = new Promise((resolve) => {
@@ -210,6 +228,25 @@ export class RedisLimiter implements RateLimiter {
     });
   }
 
+  /**
+   * Rejects with RedisTopologyError when the first reachable server contradicts `cluster` (its
+   * `INFO cluster` says cluster_enabled). An unreachable Redis is no reason to refuse: requests are
+   * limited per instance until it answers, as at any other time.
+   */
+  async checkTopology(): Promise<void> {
+    for (const url of this.seeds) {
+      const enabled = await clusterEnabled(url, this.timeoutMs * 4).catch(() => undefined);
+      if (enabled === undefined) continue;
+      if (enabled && !this.cluster) throw new RedisTopologyError(CLUSTER_NODE_AS_ONE);
+      if (!enabled && this.cluster)
+        throw new RedisTopologyError(
+          `REDIS_CLUSTER=true, but the Redis at ${shownUrl(url)} is not a node of a Redis Cluster; ` +
+            'unset REDIS_CLUSTER to use it as one server',
+        );
+      return;
+    }
+  }
+
   async consume(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
     let result: ConsumeResult;
     try {
@@ -225,15 +262,16 @@ export class RedisLimiter implements RateLimiter {
     return result;
   }
 
-  async liftBan(strikeSubject: string, now: number, until?: number): Promise<boolean> {
+  async liftBan(ban: BanSubject, now: number, until?: number): Promise<boolean> {
     // Strikes and bans counted while Redis was away live in the fallback.
-    const inFallback = await this.fallback.liftBan(strikeSubject, now, until);
+    const inFallback = await this.fallback.liftBan(ban, now, until);
     try {
       await this.firstConnection;
+      const tag = this.tagOf(ban.subject);
       const lifted = this.redis.petstoreRateLimitLift(
         2,
-        this.strikeKey(strikeSubject),
-        this.banKey(strikeSubject),
+        `${tag}strike:${ban.strikeSubject}`,
+        `${tag}ban:${ban.strikeSubject}`,
         String(now),
         until === undefined ? '' : String(until),
       );
@@ -244,9 +282,13 @@ export class RedisLimiter implements RateLimiter {
     }
   }
 
-  /** Resolves when Redis answers PING within the timeout (readiness). */
+  /** Resolves when Redis (every master of a cluster) answers PING within the timeout (readiness). */
   async ping(): Promise<void> {
-    const answered = this.firstConnection.then(() => this.redis.ping());
+    const answered = this.firstConnection.then(async () => {
+      const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
+      if (nodes.length === 0) throw new Error('no master of the Redis Cluster is known');
+      await Promise.all(nodes.map((node) => node.ping()));
+    });
     await settleWithin(answered, this.timeoutMs, this.timedOut);
   }
 
@@ -263,12 +305,51 @@ export class RedisLimiter implements RateLimiter {
     this.redis.disconnect();
   }
 
+  private connectionOptions(): RedisOptions {
+    return {
+      lazyConnect: false,
+      // Fail at once while disconnected instead of queueing; never retry a command.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: this.timeoutMs,
+      connectTimeout: Math.max(1000, this.timeoutMs * 4),
+      // Reconnect forever, quickly: back on Redis within about a second of its return.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    };
+  }
+
+  /**
+   * The cluster's other nodes are found from the seeds; credentials and TLS of the first seed apply
+   * to all of them. The slot map is refreshed every second, besides on every MOVED, so that a
+   * promoted replica takes over within about a second of the cluster's failover.
+   */
+  private connectCluster(): Cluster {
+    const { retryStrategy, ...perNode } = this.connectionOptions();
+    const first = new URL(this.seeds[0] as string);
+    return new Cluster([...this.seeds], {
+      enableOfflineQueue: false,
+      scaleReads: 'master',
+      slotsRefreshInterval: 1000,
+      slotsRefreshTimeout: Math.max(1000, this.timeoutMs * 4),
+      retryDelayOnFailover: 50,
+      retryDelayOnClusterDown: 50,
+      clusterRetryStrategy: retryStrategy,
+      redisOptions: {
+        ...perNode,
+        ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+        ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+        ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+      },
+    });
+  }
+
   private async consumeInRedis(request: ConsumeRequest, now: number): Promise<ConsumeResult> {
     await this.firstConnection;
     if (this.redis.status !== 'ready') {
       const reason = this.lastConnectionError?.message || `connection ${this.redis.status}`;
       throw new Error(`Redis is unreachable (${reason})`, { cause: this.lastConnectionError });
     }
+    const tag = this.tagOf(request.subject);
     const keys: string[] = [];
     const rule = request.ban;
     const args: string[] = [
@@ -283,13 +364,13 @@ export class RedisLimiter implements RateLimiter {
     for (const window of request.windows) {
       const start = windowStart(now, window.seconds);
       const resetAt = start + window.seconds * 1000;
-      keys.push(`${this.keyPrefix}rl:${request.subject}:${window.name}:${start}`);
+      keys.push(`${tag}rl:${window.name}:${start}`);
       args.push(String(window.limit), String(resetAt));
       resets.push(resetAt);
     }
     if (request.strikeSubject !== undefined)
-      keys.push(this.strikeKey(request.strikeSubject), this.banKey(request.strikeSubject));
-    const reply = await this.redis.petstoreRateLimitConsume(keys.length, ...keys, ...args);
+      keys.push(`${tag}strike:${request.strikeSubject}`, `${tag}ban:${request.strikeSubject}`);
+    const reply = await this.runConsume(keys, args);
     const numbers = parseReply(reply, request.windows.length);
     const windows: WindowState[] = request.windows.map((window, index) => ({
       name: window.name,
@@ -308,12 +389,20 @@ export class RedisLimiter implements RateLimiter {
     };
   }
 
-  private strikeKey(strikeSubject: string): string {
-    return `${this.keyPrefix}strike:${strikeSubject}`;
+  private async runConsume(keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    try {
+      return await this.redis.petstoreRateLimitConsume(keys.length, ...keys, ...args);
+    } catch (error) {
+      // A lone-server client that meets a cluster node's redirection: misconfigured, not unreachable.
+      if (!this.cluster && error instanceof Error && CLUSTER_REPLY.test(error.message))
+        throw new RedisTopologyError(`${CLUSTER_NODE_AS_ONE} (Redis answered ${error.message})`, { cause: error });
+      throw error;
+    }
   }
 
-  private banKey(strikeSubject: string): string {
-    return `${this.keyPrefix}ban:${strikeSubject}`;
+  /** The start of every key of `subject`: the prefix and the subject's hash tag. */
+  private tagOf(subject: string): string {
+    return `${this.keyPrefix}{${subject}}:`;
   }
 
   private fellBack(error: Error): void {
@@ -326,6 +415,29 @@ export class RedisLimiter implements RateLimiter {
       // Reporting must never turn a fallback answer into a failure.
     }
   }
+}
+
+/** `INFO cluster`'s cluster_enabled of the server at `url`, read over a connection of its own. */
+async function clusterEnabled(url: string, timeoutMs: number): Promise<boolean> {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return /^cluster_enabled:1\s*$/m.test(await probe.info('cluster'));
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** A URL fit for a log line: its credentials hidden. */
+function shownUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//…@');
 }
 
 function parseReply(reply: unknown, windowCount: number): number[] {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type {
   BanRule,
+  BanSubject,
   ConsumeRequest,
   ConsumeResult,
   RateLimiter,
@@ -300,12 +301,19 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       const request: ConsumeRequest = { subject: unique('account'), windows: windows(1, 100), strikeSubject };
       await limiter.consume(request, MID_MINUTE);
       await consumeMany(request, MID_MINUTE, 5);
-      assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE), false, 'no ban was in force');
+      assert.equal(
+        await limiter.liftBan({ subject: request.subject, strikeSubject }, MID_MINUTE),
+        false,
+        'no ban was in force',
+      );
       const result = await limiter.consume(request, MID_MINUTE);
       assert.equal(result.allowed, false);
       assert.equal(result.strikes, 1);
       // Lifting for an unknown subject is harmless.
-      assert.equal(await limiter.liftBan(unique('key'), MID_MINUTE), false);
+      assert.equal(
+        await limiter.liftBan({ subject: request.subject, strikeSubject: unique('key') }, MID_MINUTE),
+        false,
+      );
     });
 
     it('peek reports the state and counts nothing, not even strikes', async () => {
@@ -358,9 +366,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
         const subject = unique('account');
         const strikeSubject = unique('key');
         const request: ConsumeRequest = { subject, windows: windows(1, 100), strikeSubject, ban: RULE };
-        const admitted = await limiter.consume(request, MID_MINUTE);
-        assert.equal(admitted.ban, null);
-        const began = (await driveToBan({ ...request, subject: unique('account') }, MID_MINUTE)).ban;
+        const began = (await driveToBan(request, MID_MINUTE)).ban;
         assert.deepEqual(began, { until: MID_MINUTE + 60_000, began: true });
         for (const now of [MID_MINUTE, MID_MINUTE + 1000, nextMinute(MID_MINUTE), MID_MINUTE + 59_999]) {
           // Even where the windows have room: the ban comes first, and nothing is counted.
@@ -411,16 +417,16 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       });
 
       it('doubles a ban beginning within 24 h of the previous one, up to the maximum, then starts over', async () => {
-        const strikeSubject = unique('key');
+        const request: ConsumeRequest = {
+          subject: unique('account'),
+          windows: windows(1, 100),
+          strikeSubject: unique('key'),
+          ban: RULE,
+        };
         let now = MID_MINUTE;
         const lengths: number[] = [];
         for (let round = 0; round < 4; round += 1) {
-          const request: ConsumeRequest = {
-            subject: unique('account'),
-            windows: windows(1, 100),
-            strikeSubject,
-            ban: RULE,
-          };
+          // Each round in a later minute, whose window has room again.
           const ban = (await driveToBan(request, now)).ban;
           assert.ok(ban);
           lengths.push(ban.until - now);
@@ -429,12 +435,6 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
         assert.deepEqual(lengths, [60_000, 120_000, 150_000, 150_000]);
         // The last ban began more than 24 hours ago: back to the base length.
         now += DAY_MS;
-        const request: ConsumeRequest = {
-          subject: unique('account'),
-          windows: windows(1, 100),
-          strikeSubject,
-          ban: RULE,
-        };
         assert.equal((await driveToBan(request, now)).ban?.until, now + 60_000);
       });
 
@@ -450,17 +450,18 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
         assert.ok(ban);
         const until = ban.until;
         assert.equal(until, MID_MINUTE + 60_000);
-        assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE + 1000, until + 1), false, 'another ban');
+        const owner: BanSubject = { subject: request.subject, strikeSubject };
+        assert.equal(await limiter.liftBan(owner, MID_MINUTE + 1000, until + 1), false, 'another ban');
         assert.notEqual((await limiter.consume(request, MID_MINUTE + 1000)).ban, null, 'still banned');
-        assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE + 1000, until), true);
+        assert.equal(await limiter.liftBan(owner, MID_MINUTE + 1000, until), true);
         const lifted = await limiter.consume(request, MID_MINUTE + 1000);
         assert.equal(lifted.ban, null);
         assert.equal(lifted.allowed, false, 'the minute is still full');
         assert.equal(lifted.strikes, 1, 'the strikes before the ban are gone');
-        assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE + 1000), false, 'nothing left to lift');
+        assert.equal(await limiter.liftBan(owner, MID_MINUTE + 1000), false, 'nothing left to lift');
         // The lifted ban still counts: the next one within 24 hours lasts twice as long.
         const later = nextMinute(MID_MINUTE) + 1000;
-        const next = await driveToBan({ ...request, subject: unique('account') }, later);
+        const next = await driveToBan(request, later);
         assert.equal(next.ban?.until, later + 120_000);
       });
 

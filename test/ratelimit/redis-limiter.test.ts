@@ -165,7 +165,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       for (const { fallbacks } of instances) assert.equal(fallbacks.errors.length, 0, 'no instance fell back');
       const inspect = backend.client();
       assert.equal(
-        await inspect.get(`${keyPrefix}rl:${request.subject}:minute:${MID_MINUTE - (MID_MINUTE % MINUTE_MS)}`),
+        await inspect.get(`${keyPrefix}{${request.subject}}:rl:minute:${MID_MINUTE - (MID_MINUTE % MINUTE_MS)}`),
         '60',
       );
     });
@@ -178,7 +178,9 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       const random = mulberry32(20260601);
       const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
       const subjects = [unique('account'), unique('account'), unique('address')];
-      const strikeSubjects = [unique('key'), unique('key')];
+      // Each key belongs to one account, as in the service: its strikes sit beside that account's counters.
+      const keysOf = new Map(subjects.slice(0, 2).map((subject) => [subject, [unique('key'), unique('key')]]));
+      const owned = [...keysOf].flatMap(([subject, keys]) => keys.map((strikeSubject) => ({ subject, strikeSubject })));
       const steps = [0, 0, 0, 0, 250, 5_000, 20_000, 61_000, 3_600_000, 86_400_000];
       // Then seconds apart, so that strikes pile up into bans, and bans into longer ones.
       const closeSteps = [0, 0, 0, 0, 250, 1_000, 5_000, 20_000, 61_000];
@@ -187,15 +189,15 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
         for (let step = 0; step < 1200; step += 1) {
           now += pick(step < 800 ? steps : closeSteps);
           if (random() < 0.05) {
-            const strikeSubject = pick(strikeSubjects);
-            assert.equal(await redis.liftBan(strikeSubject, now), await memory.liftBan(strikeSubject, now));
+            const ban = pick(owned);
+            assert.equal(await redis.liftBan(ban, now), await memory.liftBan(ban, now));
             continue;
           }
           const subject = pick(subjects);
           const request: ConsumeRequest = {
             subject,
             windows: subject.startsWith('address') ? [{ name: 'minute', limit: 4, seconds: 60 }] : BOTH(3, 12),
-            ...(random() < 0.7 ? { strikeSubject: pick(strikeSubjects) } : {}),
+            ...(keysOf.has(subject) && random() < 0.7 ? { strikeSubject: pick(keysOf.get(subject) ?? []) } : {}),
             ...(random() < 0.5 ? { ban: { atStrike: pick([1, 2, 4]), baseMs: 30_000, maxMs: 200_000 } } : {}),
             ...(random() < 0.1 ? { peek: true } : {}),
           };
@@ -221,14 +223,16 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       const { limiter } = redisLimiter({ url: backend.url, keyPrefix });
       const memory = new MemoryLimiter({ now: () => MID_MINUTE });
       const strikeSubject = unique('key');
-      const dayBound: ConsumeRequest = { subject: unique('account'), windows: BOTH(100, 1), strikeSubject };
-      const minuteBound: ConsumeRequest = { subject: unique('account'), windows: BOTH(1, 100), strikeSubject };
+      const subject = unique('account');
+      // One account's counters, judged by two pairs of limits: one the day blocks, the other the minute.
+      const dayBound: ConsumeRequest = { subject, windows: BOTH(100, 1), strikeSubject };
+      const minuteBound: ConsumeRequest = { subject, windows: BOTH(1, 100), strikeSubject };
       const steps: [ConsumeRequest, number, number][] = [
         [dayBound, MID_MINUTE, 0],
-        [minuteBound, MID_MINUTE, 0],
-        [dayBound, MID_MINUTE, 1], // blocked until midnight
-        [minuteBound, MID_MINUTE, 2], // blocked until 12:01 only: the record keeps midnight
-        [dayBound, MID_MINUTE + 2 * MINUTE_MS, 3], // 12:02: still within the record
+        [minuteBound, MID_MINUTE, 1], // blocked until 12:01
+        [dayBound, MID_MINUTE, 2], // blocked until midnight
+        [minuteBound, MID_MINUTE, 3], // blocked until 12:01 only: the record keeps midnight
+        [dayBound, MID_MINUTE + 2 * MINUTE_MS, 4], // 12:02: still within the record
       ];
       try {
         for (const [request, now, strikes] of steps) {
@@ -237,8 +241,8 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
           assert.deepEqual(actual, expected);
           assert.equal(actual.strikes, strikes);
         }
-        const record = await backend.client().hgetall(`${keyPrefix}strike:${strikeSubject}`);
-        assert.deepEqual(record, { count: '3', until: String(Date.UTC(2026, 5, 2)) });
+        const record = await backend.client().hgetall(`${keyPrefix}{${subject}}:strike:${strikeSubject}`);
+        assert.deepEqual(record, { count: '4', until: String(Date.UTC(2026, 5, 2)) });
       } finally {
         await memory.close();
       }
@@ -246,7 +250,9 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
   });
 
   describe('RedisLimiter: keys', () => {
-    const names = '<prefix>rl:<subject>:<window>:<windowStart>, <prefix>strike:<subject> and <prefix>ban:<subject>';
+    const names =
+      '<prefix>{<subject>}:rl:<window>:<windowStart>, …:strike:<strikeSubject> and …:ban:<strikeSubject>, ' +
+      'all under the subject’s hash tag';
     it(`names keys ${names}`, async () => {
       const keyPrefix = backend.keyPrefix();
       const { limiter } = redisLimiter({ url: backend.url, keyPrefix });
@@ -258,23 +264,23 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       const inspect = backend.client();
       const keys = (await inspect.keys(`${keyPrefix}*`)).sort();
       assert.deepEqual(keys, [
-        `${keyPrefix}rl:${subject}:day:${Date.UTC(2026, 5, 1)}`,
-        `${keyPrefix}rl:${subject}:minute:${Date.UTC(2026, 5, 1, 12, 0)}`,
-        `${keyPrefix}strike:${strikeSubject}`,
+        `${keyPrefix}{${subject}}:rl:day:${Date.UTC(2026, 5, 1)}`,
+        `${keyPrefix}{${subject}}:rl:minute:${Date.UTC(2026, 5, 1, 12, 0)}`,
+        `${keyPrefix}{${subject}}:strike:${strikeSubject}`,
       ]);
       const banned = await limiter.consume({ subject, windows: BOTH(1, 10), strikeSubject, ban: rule }, MID_MINUTE);
       assert.deepEqual(banned.ban, { until: MID_MINUTE + 60_000, began: true });
-      assert.equal(await inspect.exists(`${keyPrefix}strike:${strikeSubject}`), 0, 'a ban forgets the strikes');
-      assert.deepEqual(await inspect.hgetall(`${keyPrefix}ban:${strikeSubject}`), {
+      assert.equal(await inspect.exists(`${keyPrefix}{${subject}}:strike:${strikeSubject}`), 0, 'a ban forgets');
+      assert.deepEqual(await inspect.hgetall(`${keyPrefix}{${subject}}:ban:${strikeSubject}`), {
         until: String(MID_MINUTE + 60_000),
         count: '1',
         since: String(MID_MINUTE),
       });
-      const banTtl = await inspect.pttl(`${keyPrefix}ban:${strikeSubject}`);
+      const banTtl = await inspect.pttl(`${keyPrefix}{${subject}}:ban:${strikeSubject}`);
       assert.ok(banTtl > 86_400_000 - 60_000 && banTtl <= 86_400_000 + 10_000, `ban TTL ${banTtl}: 24 h and slack`);
-      assert.equal(await limiter.liftBan(strikeSubject, MID_MINUTE), true);
+      assert.equal(await limiter.liftBan({ subject, strikeSubject }, MID_MINUTE), true);
       assert.equal(
-        (await inspect.hgetall(`${keyPrefix}ban:${strikeSubject}`)).until,
+        (await inspect.hgetall(`${keyPrefix}{${subject}}:ban:${strikeSubject}`)).until,
         '0',
         'a lifted ban keeps its count for the next',
       );
@@ -301,9 +307,9 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
         );
         const minuteEnd = now - (now % MINUTE_MS) + MINUTE_MS;
         const dayEnd = now - (now % 86_400_000) + 86_400_000;
-        const minuteTtl = await inspect.pttl(`${keyPrefix}rl:${subject}:minute:${minuteEnd - MINUTE_MS}`);
-        const dayTtl = await inspect.pttl(`${keyPrefix}rl:${subject}:day:${dayEnd - 86_400_000}`);
-        const strikeTtl = await inspect.pttl(`${keyPrefix}strike:${strikeSubject}`);
+        const minuteTtl = await inspect.pttl(`${keyPrefix}{${subject}}:rl:minute:${minuteEnd - MINUTE_MS}`);
+        const dayTtl = await inspect.pttl(`${keyPrefix}{${subject}}:rl:day:${dayEnd - 86_400_000}`);
+        const strikeTtl = await inspect.pttl(`${keyPrefix}{${subject}}:strike:${strikeSubject}`);
         const slack = 10_000;
         assert.ok(minuteTtl > 0 && minuteTtl <= minuteEnd - now + slack, `minute key TTL ${minuteTtl}`);
         assert.ok(dayTtl > minuteEnd - now + slack && dayTtl <= dayEnd - now + slack, `day key TTL ${dayTtl}`);
@@ -377,7 +383,7 @@ describe('RedisLimiter: Redis unreachable', () => {
         fallbacks.notices.map((notice) => notice.log),
         [true, false, false, false],
       );
-      await limiter.liftBan('key:a', MID_MINUTE);
+      await limiter.liftBan({ subject: 'account:1', strikeSubject: 'key:a' }, MID_MINUTE);
       assert.equal((await limiter.consume(request, MID_MINUTE)).strikes, 1, 'liftBan reached the fallback');
       await assert.rejects(timed(limiter.ping()));
     } finally {
@@ -495,7 +501,7 @@ describe('RedisLimiter in the service', () => {
       const response = await request(app, '/v1/pets', { key });
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('x-ratelimit-remaining'), '59');
-      const keys = await backend.client().keys(`${keyPrefix}rl:account:*`);
+      const keys = await backend.client().keys(`${keyPrefix}{account:*}:rl:*`);
       assert.equal(keys.length, 2, `minute and day counters in Redis: ${keys.join(', ')}`);
     } finally {
       await app.close();
