@@ -215,7 +215,7 @@ export class RedisLimiter implements RateLimiter {
     this.firstConnection = new Promise((resolve) => {
       const settle = (): void => {
         this.redis.off('ready', settle).off('error', settle).off('end', settle);
-        resolve();
+        resolve(this.connectMasters());
       };
       this.redis.once('ready', settle).once('error', settle).once('end', settle);
     });
@@ -303,6 +303,15 @@ export class RedisLimiter implements RateLimiter {
       }
     }
     this.redis.disconnect();
+  }
+
+  /**
+   * A cluster client connects to each master on its first command; connecting them all at once
+   * keeps that wait out of the first requests.
+   */
+  private async connectMasters(): Promise<void> {
+    if (!(this.redis instanceof Cluster) || this.redis.status !== 'ready') return;
+    await Promise.allSettled(this.redis.nodes('master').map((node) => node.ping()));
   }
 
   private connectionOptions(): RedisOptions {
