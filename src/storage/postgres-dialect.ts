@@ -1,16 +1,24 @@
+import { createConnection } from 'node:net';
 import {
+  CompiledQuery,
   Kysely,
   PostgresAdapter,
   PostgresDialect,
+  PostgresDriver,
   sql,
+  type DatabaseConnection,
   type DialectAdapter,
+  type Driver,
   type Kysely as KyselyInstance,
   type PostgresCursor,
+  type PostgresDialectConfig,
   type PostgresPool,
   type PostgresPoolClient,
   type PostgresQueryResult,
+  type QueryExecutorProvider,
+  type TransactionSettings,
 } from 'kysely';
-import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { DatabaseError, Pool, type PoolClient, type PoolConfig } from 'pg';
 import { IdempotencyInFlightError, StorageUnavailableError } from '../errors.ts';
 import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
 import { migrateToLatest, type MigrationDialect } from './migrations.ts';
@@ -41,12 +49,15 @@ export interface PostgresStoreOptions {
  * The PostgreSQL store: one pg.Pool per instance; several instances may share one database.
  *
  * - The schema is chosen with the standard libpq `options` parameter, e.g.
- *   `postgres://u@h/db?options=-c%20search_path%3Dpetstore`; the URL's own settings win over the
- *   defaults set here.
+ *   `postgres://u@h/db?options=-c%20search_path%3Dpetstore`, or with the role's own search_path;
+ *   the URL's own settings win over the defaults set here.
+ * - Works the same through PgBouncer in transaction mode: no startup parameter but
+ *   application_name, no session state (timeouts are set per transaction, locks are
+ *   transaction-scoped), no named prepared statements (pg names one only when given a name).
  * - bigint columns arrive as strings: ids and times become numbers (they stay below 2^53),
  *   category_id becomes an exact BigInt; a BigInt parameter is sent as its decimal string.
- * - Connection failures and timeouts become StorageUnavailableError (HTTP 503); everything else,
- *   e.g. a violated constraint, propagates as it is.
+ * - Connection failures, refusals and timeouts become StorageUnavailableError (HTTP 503);
+ *   everything else, e.g. a violated constraint, propagates as it is.
  */
 export function openPostgresStore(url: string, options: PostgresStoreOptions): Store {
   const pool = new TranslatingPool(
@@ -55,19 +66,19 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
       max: options.poolSize,
       // Waiting for a free pooled connection and opening a new one are both bounded by this.
       connectionTimeoutMillis: options.timeoutMs,
-      // The server cancels a statement at the timeout (57014, the connection stays usable)...
-      statement_timeout: options.timeoutMs,
-      // ...and the client gives up a little later if the server itself does not answer.
+      // The client gives up on a statement a little after the call's deadline. Inside a transaction
+      // the server's own statement_timeout has ended it by then; a single statement is cancelled on
+      // the server at this point (CheckedOutClient), and its connection dropped.
       query_timeout: options.timeoutMs + Math.min(1000, options.timeoutMs),
-      // A connection left idle inside a transaction (a stuck caller) must not hold locks forever.
-      idle_in_transaction_session_timeout: Math.max(10 * options.timeoutMs, 60_000),
       application_name: 'petstore',
       keepAlive: true,
       idleTimeoutMillis: 30_000,
     },
     options.onIdleError,
   );
-  const db = new Kysely<DatabaseSchema>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
+  const db = new Kysely<DatabaseSchema>({
+    dialect: new PoolerSafeDialect({ pool }, timedBegin(options.timeoutMs)),
+  });
   return new SqlStore({
     backend: 'postgres',
     db,
@@ -84,6 +95,21 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
     migrate: () => migrate(url, options),
     destroy: () => db.destroy(),
   });
+}
+
+/**
+ * What opens every transaction of the store: one message, so the timeouts cost no round trip.
+ * They are SET LOCAL, not startup parameters or session settings, which a pooler in transaction
+ * mode refuses or leaves on a server connection other clients then use. Single statements have
+ * no server-side timeout of their own: the call's deadline answers the caller, and the client
+ * cancels the statement on the server when it gives up on it (CheckedOutClient).
+ */
+function timedBegin(timeoutMs: number): string {
+  const statementMs = Math.max(1, Math.trunc(timeoutMs));
+  // A connection left idle inside a transaction (a stuck caller) must not hold locks forever.
+  const idleMs = Math.max(10 * statementMs, 60_000);
+  const timeouts = `statement_timeout = ${statementMs}; set local idle_in_transaction_session_timeout = ${idleMs}`;
+  return `begin; set local ${timeouts}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,18 +155,55 @@ function isUnavailable(error: unknown, depth = 0): boolean {
   return isUnavailable(error.cause, depth + 1);
 }
 
-function reasonOf(error: unknown): string {
-  const code = error instanceof Error && 'code' in error ? error.code : undefined;
-  const timedOut = error instanceof Error && /timeout|timed out/i.test(error.message);
-  if (code === '57014' || code === 'ETIMEDOUT' || timedOut) return 'PostgreSQL did not answer in time';
-  if (code === 'ECONNREFUSED') return 'PostgreSQL refused the connection';
-  return 'the connection to PostgreSQL failed';
+/** The error the server (PostgreSQL, or a pooler in front of it) sent, if it sent one. */
+function serverErrorOf(error: unknown, depth = 0): DatabaseError | undefined {
+  if (error instanceof DatabaseError) return error;
+  if (!(error instanceof Error) || depth > 4) return undefined;
+  if (error instanceof AggregateError) {
+    for (const inner of error.errors) {
+      const found = serverErrorOf(inner, depth + 1);
+      if (found) return found;
+    }
+  }
+  return serverErrorOf(error.cause, depth + 1);
 }
 
-/** Storage outages become StorageUnavailableError; any other error is returned unchanged. */
-function translate(error: unknown): unknown {
-  if (error instanceof StorageUnavailableError || !isUnavailable(error)) return error;
-  return new StorageUnavailableError(`storage is unavailable: ${reasonOf(error)}; retry later`, { cause: error });
+/** The driver's own timeouts; only the driver's messages are matched, never a server's text. */
+const DRIVER_TIMEOUTS = [
+  /timeout exceeded when trying to connect/i,
+  /connection timeout/i,
+  /query read timeout/i,
+  /^timeout expired$/i,
+];
+
+/** Where the error arose: a server's answer to a connection attempt is a refusal. */
+type Phase = 'connect' | 'statement';
+
+function reasonOf(error: unknown, phase: Phase): string {
+  const server = serverErrorOf(error);
+  if (server?.code === '57014' || server?.code === '55P03') return 'PostgreSQL did not answer in time; retry later';
+  // The server's own words name what to fix: an unsupported startup parameter, a database that
+  // does not exist, a failed password, a full pool.
+  if (server && phase === 'connect') return `the database server refused the connection: ${server.message}`;
+  if (server) return `the connection to PostgreSQL failed: ${server.message}; retry later`;
+  const code = error instanceof Error && 'code' in error ? error.code : undefined;
+  const message = error instanceof Error ? error.message : '';
+  if (code === 'ETIMEDOUT' || DRIVER_TIMEOUTS.some((pattern) => pattern.test(message))) {
+    return 'PostgreSQL did not answer in time; retry later';
+  }
+  if (code === 'ECONNREFUSED') return 'PostgreSQL refused the connection; retry later';
+  return 'the connection to PostgreSQL failed; retry later';
+}
+
+/**
+ * Storage outages become StorageUnavailableError; any other error is returned unchanged. Whatever
+ * the server answers a connection attempt with is a refusal: nothing can be done without it.
+ */
+function translate(error: unknown, phase: Phase = 'statement'): unknown {
+  if (error instanceof StorageUnavailableError) return error;
+  const refused = phase === 'connect' && serverErrorOf(error) !== undefined;
+  if (!refused && !isUnavailable(error)) return error;
+  return new StorageUnavailableError(`storage is unavailable: ${reasonOf(error, phase)}`, { cause: error });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -152,10 +215,12 @@ function translate(error: unknown): unknown {
  */
 class TranslatingPool implements PostgresPool {
   private readonly pool: Pool;
+  private readonly cancelWaitMs: number;
   private ended = false;
 
   constructor(config: PoolConfig, onIdleError: ((error: Error) => void) | undefined) {
     this.pool = new Pool(config);
+    this.cancelWaitMs = Math.min(1000, config.connectionTimeoutMillis ?? 1000);
     // An idle connection that dies (server restart, network cut, pg_terminate_backend) is emitted
     // here after the pool removed it. Without a listener the process would crash; with one the
     // pool simply opens a new connection for the next query, so it recovers on its own.
@@ -168,9 +233,9 @@ class TranslatingPool implements PostgresPool {
 
   async connect(): Promise<PostgresPoolClient> {
     try {
-      return new CheckedOutClient(await this.pool.connect());
+      return new CheckedOutClient(await this.pool.connect(), this.cancelWaitMs);
     } catch (error) {
-      throw translate(error);
+      throw translate(error, 'connect');
     }
   }
 
@@ -187,6 +252,9 @@ class TranslatingPool implements PostgresPool {
   }
 }
 
+/** pg's message when `query_timeout` passed before the server answered. */
+const READ_TIMEOUT = 'Query read timeout';
+
 /**
  * A checked-out connection. It has no pool listener while checked out, so a socket error between
  * two statements is caught here instead of becoming an unhandled 'error' event; a connection whose
@@ -195,13 +263,17 @@ class TranslatingPool implements PostgresPool {
  */
 class CheckedOutClient implements PostgresPoolClient {
   private readonly client: PoolClient;
+  private readonly cancelWaitMs: number;
   private broken: Error | undefined;
+  /** The client gave up waiting for a statement the server may still be running. */
+  private abandoned = false;
   private readonly onError = (error: Error): void => {
     this.broken ??= error;
   };
 
-  constructor(client: PoolClient) {
+  constructor(client: PoolClient, cancelWaitMs: number) {
     this.client = client;
+    this.cancelWaitMs = cancelWaitMs;
     client.on('error', this.onError);
   }
 
@@ -219,10 +291,12 @@ class CheckedOutClient implements PostgresPoolClient {
     return this.run<R>(textOrCursor, parameters);
   }
 
+  /** Never with a statement name: a pooler in transaction mode cannot keep named statements. */
   private async run<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     try {
       return (await this.client.query(text, [...parameters])) as unknown as PostgresQueryResult<R>;
     } catch (error) {
+      if (error instanceof Error && error.message === READ_TIMEOUT) this.abandoned = true;
       const translated = translate(error);
       if (translated instanceof StorageUnavailableError) this.broken ??= translated;
       throw translated;
@@ -230,10 +304,49 @@ class CheckedOutClient implements PostgresPoolClient {
   }
 
   release(destroy?: boolean): void {
-    this.client.removeListener('error', this.onError);
-    // Releasing with an error destroys the connection instead of returning it to the pool.
-    this.client.release(this.broken ?? destroy);
+    const done = (): void => {
+      this.client.removeListener('error', this.onError);
+      // Releasing with an error destroys the connection instead of returning it to the pool.
+      this.client.release(this.broken ?? destroy);
+    };
+    if (!this.abandoned) return done();
+    // A statement waiting for a lock would otherwise run on after the connection is dropped. The
+    // cancel goes first: a pooler forwards it only while the connection that sent the statement is open.
+    void cancelStatement(this.client, this.cancelWaitMs).then(done);
   }
+}
+
+/** PostgreSQL's CancelRequest code (1234 << 16 | 5678). */
+const CANCEL_REQUEST_CODE = 80877102;
+
+/**
+ * Asks the server (PostgreSQL, or a pooler, which forwards it) to cancel what `client` is running,
+ * on a connection of its own as the protocol requires; settles once the server has closed that
+ * connection, or after `waitMs`. Never rejects: a cancel that cannot be sent changes nothing.
+ */
+function cancelStatement(client: PoolClient, waitMs: number): Promise<void> {
+  const { processID, secretKey } = client as PoolClient & { processID?: unknown; secretKey?: unknown };
+  if (typeof processID !== 'number' || typeof secretKey !== 'number') return Promise.resolve();
+  const request = Buffer.alloc(16);
+  request.writeInt32BE(16, 0);
+  request.writeInt32BE(CANCEL_REQUEST_CODE, 4);
+  request.writeInt32BE(processID, 8);
+  request.writeInt32BE(secretKey, 12);
+  return new Promise((resolve) => {
+    const socket = client.host.startsWith('/')
+      ? createConnection(`${client.host}/.s.PGSQL.${client.port}`)
+      : createConnection(client.port, client.host);
+    const settle = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(settle, waitMs);
+    // Written, not ended: a pooler drops a cancel whose sender hangs up before it is forwarded.
+    socket.once('connect', () => socket.write(request));
+    socket.once('error', settle);
+    socket.once('close', settle);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,20 +361,58 @@ const lockKey = (purpose: string) =>
   sql<string>`hashtextextended(${`petstore:${purpose}:`} || coalesce(current_schema(), ''), 0)`;
 
 /**
- * Kysely's PostgreSQL migration lock is one advisory lock for the whole database; this one is per
- * schema. It is a session lock on the migration connection, held around the migration transaction.
+ * Transaction-scoped, so it works through a pooler in transaction mode, and released by the
+ * commit or rollback that ends the migration. It excludes an older release's session lock on the
+ * same key as well: both kinds of advisory lock share one lock space.
  */
+async function lockMigrations(db: QueryExecutorProvider): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${lockKey('migrations')})`.execute(db);
+}
+
+/** Kysely's PostgreSQL migration lock is one advisory lock for the whole database; this one is per schema. */
 class SchemaScopedAdapter extends PostgresAdapter {
   override async acquireMigrationLock(db: KyselyInstance<unknown>): Promise<void> {
-    await sql`SELECT pg_advisory_lock(${lockKey('migrations')})`.execute(db);
+    // Taken already at the start of the migration transaction (migrate()); taking it again is free.
+    await lockMigrations(db);
   }
 
-  override async releaseMigrationLock(db: KyselyInstance<unknown>): Promise<void> {
-    await sql`SELECT pg_advisory_unlock(${lockKey('migrations')})`.execute(db);
+  override async releaseMigrationLock(): Promise<void> {
+    // Released with the transaction. A statement here would fail in a transaction that a failed
+    // migration aborted, and hide that migration's error.
   }
 }
 
-class SchemaScopedPostgresDialect extends PostgresDialect {
+/** Opens each transaction with `begin`: plain, or with the SET LOCAL timeouts of timedBegin(). */
+class BeginningDriver extends PostgresDriver {
+  private readonly begin: string;
+
+  constructor(config: PostgresDialectConfig, begin: string) {
+    super(config);
+    this.begin = begin;
+  }
+
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    if (settings.isolationLevel !== undefined || settings.accessMode !== undefined) {
+      throw new Error('transaction settings are not used by this store');
+    }
+    await connection.executeQuery(CompiledQuery.raw(this.begin));
+  }
+}
+
+class PoolerSafeDialect extends PostgresDialect {
+  private readonly config: PostgresDialectConfig;
+  private readonly begin: string;
+
+  constructor(config: PostgresDialectConfig, begin: string) {
+    super(config);
+    this.config = config;
+    this.begin = begin;
+  }
+
+  override createDriver(): Driver {
+    return new BeginningDriver(this.config, this.begin);
+  }
+
   override createAdapter(): DialectAdapter {
     return new SchemaScopedAdapter();
   }
@@ -278,8 +429,9 @@ const postgresMigrationDialect: MigrationDialect = {
 
 /**
  * Migrations run on their own connection without the statement timeout, since a migration (or the
- * wait for another instance's) may legitimately be slow; instances starting together wait on the
- * lock, then find nothing to do.
+ * wait for another instance's) may legitimately be slow. Everything, Kysely's bookkeeping tables
+ * included, happens in one transaction under the lock: instances starting together wait on it,
+ * then find nothing to do; a failure leaves nothing behind.
  */
 async function migrate(url: string, options: PostgresStoreOptions): Promise<number> {
   const pool = new TranslatingPool(
@@ -291,12 +443,15 @@ async function migrate(url: string, options: PostgresStoreOptions): Promise<numb
     },
     undefined,
   );
-  const db = new Kysely<DatabaseSchema>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new PoolerSafeDialect({ pool }, 'begin') });
   try {
-    const { rows } = await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(db);
-    const schema = rows[0]?.schema;
-    if (!schema) throw new Error('no schema to migrate: search_path names no existing schema');
-    return await migrateToLatest({ db, dialect: postgresMigrationDialect, bookkeepingSchema: schema });
+    return await db.transaction().execute(async (trx) => {
+      await lockMigrations(trx);
+      const { rows } = await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(trx);
+      const schema = rows[0]?.schema;
+      if (!schema) throw new Error('no schema to migrate: search_path names no existing schema');
+      return migrateToLatest({ db: trx, dialect: postgresMigrationDialect, bookkeepingSchema: schema });
+    });
   } catch (error) {
     throw translate(error);
   } finally {

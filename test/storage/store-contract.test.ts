@@ -4,11 +4,12 @@ import { ConflictError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import type { PetRecord, PetStatus, Store } from '../../src/storage/store.ts';
-import { backends } from '../support/backends.ts';
+import { backends, pgBouncerBackend } from '../support/backends.ts';
 
 /**
  * One contract for every Store backend: the same cases run against SQLite and PostgreSQL, so the
- * two cannot drift apart.
+ * two cannot drift apart, and against PostgreSQL through PgBouncer in transaction mode, so nothing
+ * comes to rely on a session of its own.
  */
 
 const NOW = Date.UTC(2026, 5, 1, 12);
@@ -33,8 +34,8 @@ it('migration names are numbered in order from 0001, so they sort as they must r
   );
 });
 
-for (const backend of await backends()) {
-  describe(`Store contract: ${backend.name}`, { skip: backend.skip }, () => {
+for (const backend of [...(await backends()), await pgBouncerBackend()]) {
+  describe(`Store contract: ${backend.label}`, { skip: backend.skip }, () => {
     let store: Store;
     const extraStores: Store[] = [];
 

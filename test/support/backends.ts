@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Client } from 'pg';
+import { pgBouncer, withDatabase } from './pgbouncer.ts';
 
 /**
  * The storage backends every storage-dependent suite runs against, each with a fresh, isolated
@@ -19,11 +20,18 @@ import { Client } from 'pg';
  * parameter (`?options=-c%20search_path%3D…`), exactly as an operator would select a schema for
  * the service. `cleanup()` drops what was created.
  *
- * When PostgreSQL is unreachable its suites are skipped with the reason, unless CI=true: then
- * `backends()` rejects, which fails the test file instead of silently skipping.
+ * `pgBouncerBackend()` is PostgreSQL through PgBouncer in transaction mode (test/support/pgbouncer.ts),
+ * which refuses the `options` parameter: each URL names a fresh database `petstore_test_<random>`
+ * instead, created on the server directly and dropped by `cleanup()`.
+ *
+ * When PostgreSQL (or PgBouncer) is unavailable its suites are skipped with the reason, unless
+ * CI=true: then the backend's function rejects, which fails the test file instead of silently skipping.
  */
 export interface Backend {
+  /** The store it opens (`store.backend`). */
   readonly name: 'sqlite' | 'postgres';
+  /** How suites name it: the store, and the pooler in between if any. */
+  readonly label: string;
   /** A fresh, empty, isolated DATABASE_URL ('' when skipped). */
   readonly databaseUrl: string;
   /** Why the backend cannot run here; pass it as node:test's `skip` option. */
@@ -51,6 +59,7 @@ export function sqliteBackend(): Backend {
   };
   return {
     name: 'sqlite',
+    label: 'sqlite',
     databaseUrl: fresh(),
     freshDatabaseUrl: async () => fresh(),
     async execute(databaseUrl, sql) {
@@ -101,14 +110,7 @@ export async function postgresBackend(): Promise<Backend> {
     const skip =
       `PostgreSQL at ${shown} is unreachable (${reason}); ` +
       'start it or set PETSTORE_TEST_POSTGRES_URL (with CI=true this fails instead)';
-    return {
-      name: 'postgres',
-      databaseUrl: '',
-      skip,
-      freshDatabaseUrl: () => Promise.reject(new Error(skip)),
-      execute: () => Promise.reject(new Error(skip)),
-      cleanup: async () => undefined,
-    };
+    return skipped('postgres', skip);
   }
   const schemas: string[] = [];
   const fresh = async (): Promise<string> => {
@@ -119,15 +121,86 @@ export async function postgresBackend(): Promise<Backend> {
   };
   return {
     name: 'postgres',
+    label: 'postgres',
     databaseUrl: await fresh(),
     freshDatabaseUrl: fresh,
-    async execute(databaseUrl, sql) {
-      await withClient(databaseUrl, (client) => client.query(sql));
-    },
+    execute: executeOn,
     async cleanup() {
       const dropping = schemas.splice(0);
       if (dropping.length === 0) return;
       await withClient(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${dropping.join(', ')} CASCADE`));
+    },
+  };
+}
+
+async function executeOn(databaseUrl: string, sql: string): Promise<void> {
+  await withClient(databaseUrl, (client) => client.query(sql));
+}
+
+function skipped(label: string, skip: string): Backend {
+  return {
+    name: 'postgres',
+    label,
+    databaseUrl: '',
+    skip,
+    freshDatabaseUrl: () => Promise.reject(new Error(skip)),
+    execute: () => Promise.reject(new Error(skip)),
+    cleanup: async () => undefined,
+  };
+}
+
+/**
+ * PostgreSQL through PgBouncer in transaction mode: each URL is PgBouncer's, for a fresh database
+ * of its own. Start a server on it with `startServerProcess({ DATABASE_URL: backend.databaseUrl })`.
+ */
+export async function pgBouncerBackend(): Promise<Backend> {
+  const label = 'postgres through PgBouncer';
+  const bouncer = await pgBouncer();
+  if (bouncer.skip !== undefined) return skipped(label, bouncer.skip);
+  const databases: string[] = [];
+  const create = async (): Promise<string> => {
+    const database = `petstore_test_${randomBytes(6).toString('hex')}`;
+    databases.push(database);
+    // template0 takes no connections, so concurrent creations never find it in use.
+    await withClient(POSTGRES_TEST_URL, (client) => client.query(`CREATE DATABASE ${database} TEMPLATE template0`));
+    return withDatabase(bouncer.url, database);
+  };
+  // A creation takes a few hundred milliseconds: a suite that asks for one fresh database is likely
+  // to ask for more, so the next one is made while its tests run.
+  let spare: Promise<string> | undefined;
+  const fresh = (): Promise<string> => {
+    const next = spare ?? create();
+    spare = create();
+    spare.catch(() => undefined);
+    return next;
+  };
+  let databaseUrl: string;
+  try {
+    databaseUrl = await create();
+  } catch (error) {
+    await bouncer.stop();
+    throw error;
+  }
+  return {
+    name: 'postgres',
+    label,
+    databaseUrl,
+    freshDatabaseUrl: fresh,
+    execute: executeOn,
+    async cleanup() {
+      await spare?.catch(() => undefined);
+      spare = undefined;
+      const dropping = databases.splice(0);
+      try {
+        // PgBouncer keeps server connections to them open: FORCE ends those.
+        await Promise.all(
+          dropping.map((database) =>
+            withClient(POSTGRES_TEST_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)),
+          ),
+        );
+      } finally {
+        await bouncer.stop();
+      }
     },
   };
 }
