@@ -81,9 +81,18 @@ export function startBare(responses: BareResponses): Promise<ChildServer> {
  * Sets a checkout's service up through its public surfaces only (its operator CLI, its `start`
  * script's entry, HTTP), so that any version of it is measured the same way. `name` names it in reports.
  */
-export async function startService(name: string, checkout: string, databaseUrl: string, redisUrl?: string) {
+export async function startService(
+  name: string,
+  checkout: string,
+  databaseUrl: string,
+  redisUrl?: string,
+  redisPrefix?: string,
+) {
   // Its CLI first, before the server: migrations, then the account and the key.
-  const redis = redisUrl === undefined ? {} : { REDIS_URL: redisUrl };
+  const redis = {
+    ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }),
+    ...(redisPrefix === undefined ? {} : { REDIS_PREFIX: redisPrefix }),
+  };
   const base = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false', METRICS_PORT: '0' };
   const env = cleanEnv({ ...base, ...redis });
   const cli = (command: string): string =>
