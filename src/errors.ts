@@ -93,7 +93,14 @@ export class IdempotencyInFlightError extends DomainError {
 
 /** Storage cannot be reached or did not answer in time. */
 export class StorageUnavailableError extends DomainError {
-  constructor(message: string, options?: ErrorOptions) {
-    super('service_unavailable', message, options?.cause === undefined ? undefined : options);
+  /**
+   * The storage server's own words (a database or role that does not exist, a refused parameter):
+   * for operators (logs, the CLI), never for API clients, to whom they would reveal internals.
+   */
+  readonly detail: string | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { readonly detail?: string }) {
+    super('service_unavailable', message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.detail = options?.detail;
   }
 }

@@ -1,7 +1,7 @@
 import { OperatorTokenService } from '../auth/operator-tokens.ts';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, StorageUnavailableError } from '../errors.ts';
 import { limitsFor } from '../ratelimit/plans.ts';
 import { peekAccountWindows } from './account-windows.ts';
 import { helpJson, parseCommandLine, usageText, UsageError, type Options } from './command-line.ts';
@@ -173,6 +173,8 @@ function failUsage(out: Output, error: UsageError): number {
 }
 
 function messageOf(error: unknown): string {
+  if (error instanceof StorageUnavailableError && error.detail !== undefined)
+    return `${error.message}: ${error.detail}`;
   return error instanceof Error ? error.message : String(error);
 }
 

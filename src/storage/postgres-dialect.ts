@@ -182,10 +182,10 @@ type Phase = 'connect' | 'statement';
 function reasonOf(error: unknown, phase: Phase): string {
   const server = serverErrorOf(error);
   if (server?.code === '57014' || server?.code === '55P03') return 'PostgreSQL did not answer in time; retry later';
-  // The server's own words name what to fix: an unsupported startup parameter, a database that
-  // does not exist, a failed password, a full pool.
-  if (server && phase === 'connect') return `the database server refused the connection: ${server.message}`;
-  if (server) return `the connection to PostgreSQL failed: ${server.message}; retry later`;
+  // The server's own words, which name what to fix (an unsupported startup parameter, a database
+  // that does not exist, a failed password, a full pool), go to the error's detail.
+  if (server && phase === 'connect') return 'the database server refused the connection';
+  if (server) return 'the connection to PostgreSQL failed; retry later';
   const code = error instanceof Error && 'code' in error ? error.code : undefined;
   const message = error instanceof Error ? error.message : '';
   if (code === 'ETIMEDOUT' || DRIVER_TIMEOUTS.some((pattern) => pattern.test(message))) {
@@ -203,7 +203,11 @@ function translate(error: unknown, phase: Phase = 'statement'): unknown {
   if (error instanceof StorageUnavailableError) return error;
   const refused = phase === 'connect' && serverErrorOf(error) !== undefined;
   if (!refused && !isUnavailable(error)) return error;
-  return new StorageUnavailableError(`storage is unavailable: ${reasonOf(error, phase)}`, { cause: error });
+  const detail = serverErrorOf(error)?.message;
+  return new StorageUnavailableError(`storage is unavailable: ${reasonOf(error, phase)}`, {
+    cause: error,
+    ...(detail === undefined ? {} : { detail }),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
