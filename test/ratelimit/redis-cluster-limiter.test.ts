@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { ConsumeRequest, WindowSpec } from '../../src/ratelimit/limiter.ts';
 import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
 import { RedisLimiter, RedisTopologyError } from '../../src/ratelimit/redis-limiter.ts';
@@ -146,4 +147,35 @@ describe('REDIS_CLUSTER must match the server', { skip: cluster.skip ?? single.s
       /exit 1\): petstore: could not start: REDIS_URL points at a node of a Redis Cluster/,
     );
   });
+});
+
+describe('REDIS_CLUSTER and REDIS_URL settings', () => {
+  const seeds = 'redis://a.internal:7000, redis://b.internal:7000';
+
+  it('REDIS_CLUSTER=true takes a comma-separated list of seed nodes', () => {
+    const config = loadConfig({ REDIS_CLUSTER: 'true', REDIS_URL: seeds });
+    assert.equal(config.redisCluster, true);
+    assert.equal(config.redisUrl, seeds);
+    assert.equal(loadConfig({ REDIS_URL: 'redis://a.internal:6379' }).redisCluster, false);
+  });
+
+  for (const [env, message] of [
+    [
+      { REDIS_URL: seeds },
+      'REDIS_URL lists 2 servers; set REDIS_CLUSTER=true if they are seed nodes of a Redis Cluster',
+    ],
+    [{ REDIS_CLUSTER: 'true' }, 'REDIS_CLUSTER is set but REDIS_URL is not'],
+    [
+      { REDIS_CLUSTER: 'true', REDIS_URL: 'redis://a.internal:7000,http://b.internal:7000' },
+      'REDIS_URL must be redis:// or rediss:// URLs separated by commas (got "http://b.internal:7000")',
+    ],
+    [{ REDIS_CLUSTER: 'yes', REDIS_URL: seeds }, 'REDIS_CLUSTER must be one of true, false, 1, 0 (got "yes")'],
+  ] as const) {
+    it(`refuses ${JSON.stringify(env)}`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (error: Error) => error instanceof ConfigError && error.message === `invalid configuration: ${message}`,
+      );
+    });
+  }
 });
