@@ -144,8 +144,8 @@ async function driveWorkers(settings: CapacitySettings, keyPrefix: string, info:
 /** The sample call with its subject replaced by redis-benchmark's placeholder, fresh per call and key. */
 export function benchmarkCommand(sample: readonly string[], subject: number): string[] {
   const keyCount = Number(sample[2]);
-  // Only where the subject stands in a key (`account:N:`, `key_N`), never inside a window's start.
-  const placed = new RegExp(`(?<=account:|key_)${subject}(?=:|$)`, 'g');
+  // Only where the subject stands in a key (`{account:N}:`, `key_N`), never inside a window's start.
+  const placed = new RegExp(`(?<=account:|key_)${subject}(?=[:}]|$)`, 'g');
   return sample.map((arg, index) => (index >= 3 && index < 3 + keyCount ? arg.replace(placed, '__rand_int__') : arg));
 }
 
