@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 
-/** Something to undo at the end of the run, last in first out. */
-export type CleanUp = () => unknown;
+import type { CleanUp } from './entry.ts';
+
+export type { CleanUp };
 
 export function log(message: string): void {
   process.stderr.write(`bench:capacity: ${message}\n`);
@@ -80,10 +81,4 @@ async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
-}
-
-/** Runs the clean-ups in reverse order, each once, logging rather than throwing what fails. */
-export async function runCleanUps(cleanUps: CleanUp[]): Promise<void> {
-  for (const step of cleanUps.splice(0).reverse())
-    await (async () => step())().catch((error: unknown) => log(`clean-up: ${String(error)}`));
 }

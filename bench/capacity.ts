@@ -12,7 +12,8 @@ import {
   type ServiceFigures,
 } from './capacity-model.ts';
 import { renderReport } from './capacity-report.ts';
-import { log, postgresFacts, runCleanUps, type CleanUp } from './capacity-resources.ts';
+import { runEntry } from './entry.ts';
+import { log, postgresFacts, type CleanUp } from './capacity-resources.ts';
 import { measureService, type ServiceBackend } from './capacity-service.ts';
 import { loadCapacitySettings, type CapacityPart, type CapacitySettings } from './capacity-settings.ts';
 import { measureFlush, measurePostgres, tallyShape } from './capacity-storage.ts';
@@ -105,21 +106,4 @@ async function capacity(settings: CapacitySettings, cleanUps: CleanUp[]): Promis
   return problems.length > 0 ? 1 : 0;
 }
 
-async function main(): Promise<number> {
-  const cleanUps: CleanUp[] = [];
-  let cleaning: Promise<void> | undefined;
-  const cleanUp = () => (cleaning ??= runCleanUps(cleanUps));
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
-  }
-  try {
-    return await capacity(loadCapacitySettings(process.argv.slice(2), process.env), cleanUps);
-  } catch (error) {
-    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    return 1;
-  } finally {
-    await cleanUp();
-  }
-}
-
-process.exitCode = await main();
+await runEntry((cleanUps) => capacity(loadCapacitySettings(process.argv.slice(2), process.env), cleanUps), log);

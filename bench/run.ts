@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { requestShape, type BareResponses } from './bare-server.ts';
 import { checkOutBaseline } from './baseline.ts';
+import { runEntry, type CleanUp } from './entry.ts';
 import { buildScenarios, measure, type LoadTarget, type Scenario } from './load.ts';
 import { formatScenario, type RunFigures } from './report.ts';
 import { seedPets, startBare, startService } from './servers.ts';
@@ -18,8 +19,6 @@ import { loadSettings, type BenchSettings } from './settings.ts';
 const ROOT = join(import.meta.dirname, '..');
 const PETS = 10_000;
 const WARMUP_SECONDS = 2;
-
-type CleanUp = () => unknown;
 
 function log(message: string): void {
   process.stderr.write(`bench: ${message}\n`);
@@ -155,26 +154,4 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
   return problems.length > 0 ? 1 : 0;
 }
 
-async function main(): Promise<number> {
-  const cleanUps: CleanUp[] = [];
-  let cleaning: Promise<void> | undefined;
-  // Last in, first out: the servers stop before their schemas, the worktree and the files go.
-  const cleanUp = () =>
-    (cleaning ??= (async () => {
-      for (const step of cleanUps.reverse())
-        await (async () => step())().catch((error: unknown) => log(`clean-up: ${String(error)}`));
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
-  }
-  try {
-    return await bench(loadSettings(process.argv.slice(2), process.env), cleanUps);
-  } catch (error) {
-    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    return 1;
-  } finally {
-    await cleanUp();
-  }
-}
-
-process.exitCode = await main();
+await runEntry((cleanUps) => bench(loadSettings(process.argv.slice(2), process.env), cleanUps), log);
