@@ -178,7 +178,7 @@ describe('client: the packed package in a project of its own', { skip: missing }
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
     await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, tarball)], project);
     const installed = join(project, 'node_modules', '@petstore', 'client');
-    assert.deepEqual(readdirSync(installed).sort(), ['LICENSE', 'README.md', 'dist', 'package.json']);
+    assert.deepEqual(readdirSync(installed).sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
 
     writeFileSync(join(project, 'src', 'main.ts'), NODE_PROGRAM);
     writeFileSync(join(project, 'src', 'browser.ts'), BROWSER_PROGRAM);
