@@ -10,8 +10,9 @@ import { RedisLimiter } from '../src/ratelimit/redis-limiter.ts';
 import type { LimiterRun } from './capacity-model.ts';
 import { limiterRequest } from './capacity-limiter-request.ts';
 import type { LimiterWorkerData, LimiterWorkerResult } from './capacity-limiter-worker.ts';
-import { connectRedis, freshRedisPrefix, log, type CleanUp } from './capacity-resources.ts';
+import { connectRedis, freshRedisPrefix, log } from './capacity-resources.ts';
 import type { CapacitySettings } from './capacity-settings.ts';
+import type { CleanUp } from './entry.ts';
 
 const run = promisify(execFile);
 

@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
-
 import type { CleanUp } from './entry.ts';
-
-export type { CleanUp };
 
 export function log(message: string): void {
   process.stderr.write(`bench:capacity: ${message}\n`);

@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ScenarioFigures, ServiceFigures } from './capacity-model.ts';
-import { freshRedisPrefix, freshSchema, log, type CleanUp } from './capacity-resources.ts';
+import { freshRedisPrefix, freshSchema, log } from './capacity-resources.ts';
 import type { CapacitySettings } from './capacity-settings.ts';
 import { buildScenarios, measure } from './load.ts';
 import { seedPets, startService } from './servers.ts';
 import { SCENARIO_NAMES, type ScenarioName } from './settings.ts';
+import type { CleanUp } from './entry.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const WARMUP_SECONDS = 2;

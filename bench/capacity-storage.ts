@@ -7,9 +7,10 @@ import type { Store, UsageCount } from '../src/storage/store.ts';
 import { DEFAULT_TALLY_ENTRIES } from '../src/usage/usage-tally.ts';
 import { bucketStart, HOUR_MS, type UsageOperation, type UsageOutcome } from '../src/usage/usage-kinds.ts';
 import type { CreateRun, FlushBackend, FlushRun, LookupRun, TallyShape } from './capacity-model.ts';
-import { freshSchema, log, type CleanUp } from './capacity-resources.ts';
+import { freshSchema, log } from './capacity-resources.ts';
 import { median } from './report.ts';
 import type { CapacitySettings } from './capacity-settings.ts';
+import type { CleanUp } from './entry.ts';
 
 /** PG_POOL_SIZE's default: each store opens as an instance does. */
 const POOL_SIZE = 10;

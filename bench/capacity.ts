@@ -12,11 +12,11 @@ import {
   type ServiceFigures,
 } from './capacity-model.ts';
 import { renderReport } from './capacity-report.ts';
-import { runEntry } from './entry.ts';
-import { log, postgresFacts, type CleanUp } from './capacity-resources.ts';
+import { log, postgresFacts } from './capacity-resources.ts';
 import { measureService, type ServiceBackend } from './capacity-service.ts';
 import { loadCapacitySettings, type CapacityPart, type CapacitySettings } from './capacity-settings.ts';
 import { measureFlush, measurePostgres, tallyShape } from './capacity-storage.ts';
+import { runEntry, type CleanUp } from './entry.ts';
 
 /**
  * `npm run bench:capacity [-- --json <file>] [-- --markdown] [-- --from <file>]`: what one instance,
