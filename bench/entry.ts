@@ -2,7 +2,7 @@
 export type CleanUp = () => unknown;
 
 /** Runs the clean-ups in reverse order, each once, logging rather than throwing what fails. */
-export async function runCleanUps(cleanUps: CleanUp[], log: (message: string) => void): Promise<void> {
+async function runCleanUps(cleanUps: CleanUp[], log: (message: string) => void): Promise<void> {
   for (const step of cleanUps.splice(0).reverse())
     await (async () => step())().catch((error: unknown) => log(`clean-up: ${String(error)}`));
 }
