@@ -5,7 +5,7 @@ import { generateApiKey, generateKeyId, hashApiKey } from '../src/auth/api-key.t
 import { openStore } from '../src/storage/open-store.ts';
 import type { Store, UsageCount } from '../src/storage/store.ts';
 import { DEFAULT_TALLY_ENTRIES } from '../src/usage/usage-tally.ts';
-import { bucketStart, HOUR_MS, type UsageOperation, type UsageOutcome } from '../src/usage/usage-kinds.ts';
+import { bucketStart, HOUR_MS, type UsageOperation, type UsageOutcome } from '../src/domain/usage.ts';
 import type { CreateRun, FlushBackend, FlushRun, LookupRun, TallyShape } from './capacity-model.ts';
 import { freshSchema, log } from './capacity-resources.ts';
 import { median } from './report.ts';

@@ -1,12 +1,11 @@
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { PLANS, type Plan } from '../domain/plans.ts';
 import {
-  PLANS,
   type AccountKeyStats,
   type AccountRecord,
   type ActiveBan,
   type ApiKeyRecord,
-  type Plan,
   type Store,
 } from '../storage/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';

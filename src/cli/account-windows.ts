@@ -1,5 +1,5 @@
 import type { Services } from '../composition-root.ts';
-import type { PlanLimits } from '../ratelimit/plans.ts';
+import type { PlanLimits } from '../domain/plans.ts';
 import { accountQuota } from '../ratelimit/rate-limit-policy.ts';
 import type { AccountRecord } from '../storage/store.ts';
 

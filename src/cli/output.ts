@@ -1,7 +1,7 @@
 import type { DestinationStream } from 'pino';
 import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
 import type { CreatedOperatorToken } from '../auth/operator-tokens.ts';
-import { limitsFor } from '../ratelimit/plans.ts';
+import { limitsFor } from '../domain/plans.ts';
 import type { AccountRecord, ApiKeyRecord, OperatorTokenRecord } from '../storage/store.ts';
 import type { AccountWindows } from './account-windows.ts';
 

@@ -2,10 +2,10 @@ import { OperatorTokenService } from '../auth/operator-tokens.ts';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError, StorageUnavailableError } from '../errors.ts';
-import { limitsFor } from '../ratelimit/plans.ts';
+import { limitsFor } from '../domain/plans.ts';
 import { peekAccountWindows } from './account-windows.ts';
 import { helpJson, parseCommandLine, usageText, UsageError, type Options } from './command-line.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../domain/duration.ts';
 import {
   iso,
   keyJson,

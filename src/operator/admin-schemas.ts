@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { HTTP_ERROR_CODES } from '../errors.ts';
-import { PLANS } from '../storage/store.ts';
-import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../usage/usage-kinds.ts';
+import { PLANS } from '../domain/plans.ts';
+import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../domain/usage.ts';
 
 /**
  * The shapes of the admin API, written once: they validate requests, type the handlers and are the

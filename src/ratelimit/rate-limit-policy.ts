@@ -9,7 +9,7 @@ import type {
   WindowSpec,
   WindowState,
 } from './limiter.ts';
-import { limitsFor, type PlanLimits } from './plans.ts';
+import { limitsFor, type PlanLimits } from '../domain/plans.ts';
 import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
 
 export type LimitVerdict =

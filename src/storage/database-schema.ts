@@ -1,6 +1,7 @@
 import type { ColumnType } from 'kysely';
-import type { UsageOperation, UsageOutcome } from '../usage/usage-kinds.ts';
-import type { PetStatus, Plan } from './store.ts';
+import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
+import type { Plan } from '../domain/plans.ts';
+import type { PetStatus } from './store.ts';
 
 /**
  * The tables as Kysely sees them, one interface per table. Integer columns read differently per

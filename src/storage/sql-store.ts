@@ -35,7 +35,6 @@ import type {
   PetListQuery,
   PetRecord,
   PetStore,
-  Plan,
   RecordedBan,
   Store,
   StoredOperatorToken,
@@ -47,7 +46,8 @@ import type {
   UsageStore,
   KeyCallsQuery,
 } from './store.ts';
-import { REFUSAL_OUTCOMES } from '../usage/usage-kinds.ts';
+import type { Plan } from '../domain/plans.ts';
+import { REFUSAL_OUTCOMES } from '../domain/usage.ts';
 
 /**
  * The queries and row mappings both backends share. What truly differs lives in the dialect files

@@ -2,13 +2,11 @@
  * The storage seam. Each backend (sqlite-dialect.ts, postgres-dialect.ts) implements `Store` in one
  * file; services depend only on this interface. Times are milliseconds since the epoch.
  */
-import type { UsageOperation, UsageOutcome } from '../usage/usage-kinds.ts';
+import type { Plan } from '../domain/plans.ts';
+import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 export type PetStatus = (typeof PET_STATUSES)[number];
-
-export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
 
 export interface PetRecord {
   readonly id: number;

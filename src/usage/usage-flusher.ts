@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { BackgroundWrite, UsageStore } from '../storage/store.ts';
-import { bucketStart, DAY_MS, HOUR_MS } from './usage-kinds.ts';
+import { bucketStart, DAY_MS, HOUR_MS } from '../domain/usage.ts';
 import type { PendingCount, UsageTally } from './usage-tally.ts';
 
 export type FlushResult = 'written' | 'skipped' | 'failed';

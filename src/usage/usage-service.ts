@@ -11,7 +11,7 @@ import {
   type Granularity,
   type UsageOperation,
   type UsageOutcome,
-} from './usage-kinds.ts';
+} from '../domain/usage.ts';
 import type { PendingCount } from './usage-tally.ts';
 
 /** `[from, to)` in milliseconds, both on bucket boundaries. */

@@ -1,5 +1,5 @@
 import type { UsageCount } from '../storage/store.ts';
-import { bucketStart, HOUR_MS, type UsageOperation, type UsageOutcome } from './usage-kinds.ts';
+import { bucketStart, HOUR_MS, type UsageOperation, type UsageOutcome } from '../domain/usage.ts';
 
 /** One answered request of a known key. */
 export interface TalliedRequest {

@@ -7,7 +7,7 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { UsageCount } from '../../src/storage/store.ts';
-import { USAGE_OUTCOMES, type UsageOutcome } from '../../src/usage/usage-kinds.ts';
+import { USAGE_OUTCOMES, type UsageOutcome } from '../../src/domain/usage.ts';
 import { runCliInProcess } from '../support/cli-runner.ts';
 import { request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { freePort, startServerProcess, type ServerProcess } from '../support/server-process.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/composition-root.ts';
-import { USAGE_OUTCOMES, type UsageOutcome } from '../../src/usage/usage-kinds.ts';
+import { USAGE_OUTCOMES, type UsageOutcome } from '../../src/domain/usage.ts';
 import type { UsagePoint } from '../../src/usage/usage-service.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import type { Clock } from '../../clock.ts';
-import type { UsageOperation, UsageOutcome } from '../../usage/usage-kinds.ts';
+import type { UsageOperation, UsageOutcome } from '../../domain/usage.ts';
 import type { TalliedRequest } from '../../usage/usage-tally.ts';
 
 export interface UsageTallyOptions {

@@ -6,8 +6,8 @@ import { StorageUnavailableError } from '../../errors.ts';
 import type { WindowState } from '../../ratelimit/limiter.ts';
 import type { Standing } from '../../ratelimit/rate-limit-policy.ts';
 import type { KeyPrincipal } from '../../storage/store.ts';
-import { PLANS } from '../../storage/store.ts';
-import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../../usage/usage-kinds.ts';
+import { PLANS } from '../../domain/plans.ts';
+import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../../domain/usage.ts';
 import type { DeprecatedUsage, UsagePoint, UsageRange, UsageService } from '../../usage/usage-service.ts';
 import { errorResponses, headerRefs, RESPONSE_HEADERS, RATE_LIMIT_HEADERS } from '../openapi-responses.ts';
 

@@ -1,4 +1,6 @@
-import type { Plan } from '../storage/store.ts';
+/** The plans an account can be on; each sets its limits. */
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
 
 export interface PlanLimits {
   readonly perMinute: number;
