@@ -29,8 +29,15 @@ export const HTTP_ERROR_CODES = [
 
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 
-/** `conflict` is for the CLI only: no HTTP operation creates accounts. */
-export type ErrorCode = HttpErrorCode | 'conflict';
+/**
+ * Codes only the operator side answers with (the admin API creates accounts and takes the console's
+ * cookie); the public API never does, so its document does not list them.
+ */
+export const OPERATOR_ERROR_CODES = ['conflict', 'forbidden'] as const;
+
+/** Every code: the public API's and the operator side's (src/http/error-body.ts gives each its status). */
+export const ERROR_CODES = [...HTTP_ERROR_CODES, ...OPERATOR_ERROR_CODES] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export function isHttpErrorCode(code: string): code is HttpErrorCode {
   return (HTTP_ERROR_CODES as readonly string[]).includes(code);
@@ -72,10 +79,17 @@ export class UnauthorizedError extends DomainError {
   }
 }
 
-/** A unique name or identifier already exists (CLI: account create with a taken name). */
+/** A unique name or identifier already exists (account create with a taken name). */
 export class ConflictError extends DomainError {
   constructor(message: string) {
     super('conflict', message);
+  }
+}
+
+/** The request is understood and authenticated, but not allowed from where it came. */
+export class ForbiddenError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
   }
 }
 

@@ -5,7 +5,7 @@ import { DEMO_ACCOUNT } from './auth/account-service.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildServices, type Services } from './composition-root.ts';
 import { buildApp } from './http/app.ts';
-import { startOperatorListener, type OperatorListener } from './operator/listener.ts';
+import { buildOperatorApp } from './operator/app.ts';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -56,7 +56,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })();
     return stopping;
   };
-  return { app, services, url, metricsUrl: operator?.metricsUrl, operatorUrl: operator?.url, stop };
+  const operatorUrl = operator?.url;
+  const metricsUrl = operatorUrl === undefined ? undefined : `${operatorUrl}/metrics`;
+  return { app, services, url, metricsUrl, operatorUrl, stop };
+}
+
+/** The operator app, listening, and how to stop it. */
+interface OperatorListener {
+  /** `http://host:port`, with the port actually bound. */
+  readonly url: string;
+  close(): Promise<void>;
 }
 
 /**
@@ -66,22 +75,29 @@ export async function startServer(config: Config): Promise<RunningServer> {
 async function listenForOperators(services: Services): Promise<OperatorListener | undefined> {
   const { metrics } = services.config;
   if (metrics === undefined) return undefined;
+  const { app } = await buildOperatorApp({
+    registry: services.metrics.registry,
+    logger: services.logger,
+    admin: services,
+  });
+  let url: string;
   try {
-    const listener = await startOperatorListener({
-      registry: services.metrics.registry,
-      logger: services.logger,
-      admin: services,
-      ...metrics,
-    });
-    services.logger.info({ url: listener.metricsUrl }, `Metrics listening at ${listener.metricsUrl}`);
-    services.logger.info(
-      { url: listener.url },
-      `Operator listener at ${listener.url}: admin API at /admin/v1, console at /console (operator token needed)`,
-    );
-    return listener;
+    url = await app.listen({ port: metrics.port, host: metrics.host });
   } catch (error) {
+    await app.close();
     throw listenError(error, { portName: 'METRICS_PORT', hostName: 'METRICS_HOST', ...metrics });
   }
+  services.logger.info({ url: `${url}/metrics` }, `Metrics listening at ${url}/metrics`);
+  services.logger.info(
+    { url },
+    `Operator listener at ${url}: admin API at /admin/v1, console at /console (operator token needed)`,
+  );
+  const close = async (): Promise<void> => {
+    // A scraper's idle keep-alive connection must not hold the shutdown.
+    app.server.closeIdleConnections();
+    await app.close();
+  };
+  return { url, close };
 }
 
 /** Which settings chose a listener's address, and the address they chose. */

@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../src/clock.ts';
-import { startOperatorListener } from '../src/operator/listener.ts';
+import { startOperatorListener } from './support/operator-listener.ts';
 import { postgresBackend } from './support/backends.ts';
 import { NPM_CLI, runCliInProcess, runCliLaunched, runCliProcess, type CliResult } from './support/cli-runner.ts';
 import { redisBackend } from './support/redis-backend.ts';

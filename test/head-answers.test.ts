@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Gauge, Registry } from 'prom-client';
-import { startOperatorListener, type OperatorListener } from '../src/operator/listener.ts';
+import { startOperatorListener, type OperatorListener } from './support/operator-listener.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**

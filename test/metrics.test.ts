@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { startOperatorListener, type OperatorListener } from '../src/operator/listener.ts';
+import { startOperatorListener, type OperatorListener } from './support/operator-listener.ts';
 import { METRICS_RENDER_INTERVAL_MS } from '../src/operator/metrics-route.ts';
 import { request, type ErrorBody, type HttpRequest, type HttpTarget } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { createLogger } from '../src/composition-root.ts';
-import { StorageUnavailableError } from '../src/errors.ts';
+import { HTTP_ERROR_CODES, StorageUnavailableError } from '../src/errors.ts';
 import { createErrorHandler } from '../src/http/error-handler.ts';
 import { LogThrottle } from '../src/log-throttle.ts';
 
@@ -48,7 +48,7 @@ describe('the error handler logs', () => {
     let now = 0;
     const app = Fastify({ loggerInstance: createLogger('info', { write: (line: string) => void lines.push(line) }) });
     t.after(() => app.close());
-    app.setErrorHandler(createErrorHandler({ intervalMs: 10_000, now: () => now }));
+    app.setErrorHandler(createErrorHandler({ codes: HTTP_ERROR_CODES, intervalMs: 10_000, now: () => now }));
     app.get('/outage', async () => {
       throw new StorageUnavailableError('storage is unavailable: connection refused; retry later', {
         cause: new Error('connect ECONNREFUSED 127.0.0.1:5432'),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { servePublicDocument } from './plugins/request-policy.ts';
 
 /** Where the API reference page lives. */
 export const DOCS_PREFIX = '/docs';
@@ -39,6 +40,10 @@ export function docsContentSecurityPolicy(publicBaseUrl: string): string {
 /** The reference page at /docs, over the document registered by @fastify/swagger. */
 export async function registerDocsPage(app: FastifyInstance, options: { publicBaseUrl: string }): Promise<void> {
   serveOwnInitializer(app);
+  // The page and its assets are public documents, cacheable like the API document.
+  app.addHook('onRoute', (route) => {
+    if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) servePublicDocument(route);
+  });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     theme: { title: DOCS_TITLE },

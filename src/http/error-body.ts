@@ -1,10 +1,10 @@
 import type { FastifyReply } from 'fastify';
 import { STATUS_CODES, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { isHttpErrorCode, type ErrorCode, type HttpErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../errors.ts';
 
-/** HTTP status of each error code: the only place codes meet statuses. */
-export const STATUS_OF: Readonly<Record<HttpErrorCode, number>> = {
+/** HTTP status of each error code, on every listener: the only place codes meet statuses. */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   invalid_json: 400,
   invalid_body: 400,
   invalid_query: 400,
@@ -25,6 +25,8 @@ export const STATUS_OF: Readonly<Record<HttpErrorCode, number>> = {
   internal_error: 500,
   method_not_implemented: 501,
   service_unavailable: 503,
+  conflict: 409,
+  forbidden: 403,
 };
 
 /** Longest message sent, in code points: messages quote client input, which may be kilobytes long. */
@@ -33,7 +35,7 @@ export const MESSAGE_MAX_CODE_POINTS = 300;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The Error body of `code`, serialised. */
-export function errorJson(code: HttpErrorCode, message: string): string {
+export function errorJson(code: ErrorCode, message: string): string {
   return JSON.stringify({ code, message: clipped(message), status: STATUS_OF[code] });
 }
 
@@ -50,14 +52,9 @@ export interface ErrorAnswer {
   readonly body: string;
 }
 
-/**
- * The answer to `code`. A domain code that has no HTTP meaning (a CLI-only `conflict`) reaching the
- * edge is a fault of the service, so it is answered as one rather than with a code the document
- * does not list.
- */
+/** The answer to `code`: its status and its Error body. */
 export function errorAnswer(code: ErrorCode, message: string): ErrorAnswer {
-  const httpCode = isHttpErrorCode(code) ? code : 'internal_error';
-  return { status: STATUS_OF[httpCode], body: errorJson(httpCode, message) };
+  return { status: STATUS_OF[code], body: errorJson(code, message) };
 }
 
 /** Answers a Fastify request with the Error body; Fastify adds the length and the app's hooks the rest. */

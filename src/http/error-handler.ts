@@ -5,6 +5,11 @@ import { sendError } from './error-body.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 import { quoted } from './quote.ts';
 
+export interface ErrorHandlerOptions extends LogThrottleOptions {
+  /** The codes the app answers with (its document lists them); any other domain code is a 500. */
+  readonly codes: readonly ErrorCode[];
+}
+
 export type ErrorHandler = (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
 
 /**
@@ -13,13 +18,17 @@ export type ErrorHandler = (error: FastifyError | Error, request: FastifyRequest
  * those are bugs. Storage outages are expected and repeat on every request, so they are logged at
  * most once per interval (one throttle per app), with the cause and a count instead of a stack.
  */
-export function createErrorHandler(options: LogThrottleOptions = {}): ErrorHandler {
+export function createErrorHandler(options: ErrorHandlerOptions): ErrorHandler {
   const outages = new LogThrottle(options);
+  const served: ReadonlySet<ErrorCode> = new Set(options.codes);
   return (error, request, reply) => {
     if (error instanceof DomainError) {
       if (error.code === 'service_unavailable') logOutage(error, request, outages);
       else request.log.debug({ code: error.code, reason: error.message }, 'request refused');
-      return sendError(reply, error.code, error.message);
+      if (served.has(error.code)) return sendError(reply, error.code, error.message);
+      // A domain code this app's document does not list reaching its edge is a fault of the service.
+      request.log.error({ err: error }, 'a domain error this app does not answer with');
+      return sendError(reply, 'internal_error', 'the service failed to handle this request; it has been logged');
     }
     const mapped = mapFrameworkError(error as FastifyError, request);
     if (mapped) {

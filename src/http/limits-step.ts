@@ -12,13 +12,6 @@ declare module 'fastify' {
     /** Set by the limits step when it refused the request, and why. */
     refusal: Refusal['kind'] | undefined;
   }
-  interface FastifyContextConfig {
-    /**
-     * Not counted in the account's windows: the route has a small per-account limit of its own and
-     * reports the account's standing (request.standing), even to a banned key.
-     */
-    reportsStanding?: boolean;
-  }
 }
 
 /**

@@ -1,9 +1,7 @@
 import type { HttpErrorCode } from '../errors.ts';
 import { ErrorRef, type ErrorBody, type NewPetBody, type Pet } from '../pets/pet-schemas.ts';
 import { STATUS_OF } from './error-body.ts';
-
-/** Where the document keeps its shared response headers. */
-export const HEADER_COMPONENTS_PATH = '#/components/headers/';
+import { HEADER_COMPONENTS_PATH } from './openapi.ts';
 
 interface HeaderComponent {
   readonly description: string;
@@ -103,9 +101,6 @@ export const RESPONSE_HEADERS = ['X-Request-Id', 'Cache-Control'] as const satis
 
 /** On a body that never changes (a pet, a full page): its validator, and how it may be compressed. */
 export const REPRESENTATION_HEADERS = ['ETag', 'Vary', 'Content-Encoding'] as const satisfies readonly SharedHeader[];
-
-/** Where the document keeps its shared parameters. */
-export const PARAMETER_COMPONENTS_PATH = '#/components/parameters/';
 
 /** Request parameters shared by operations, written once as `components.parameters`. */
 export const PARAMETER_COMPONENTS = {

@@ -1,97 +1,70 @@
-import swagger from '@fastify/swagger';
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { HTTP_ERROR_CODES } from '../errors.ts';
-import {
-  HEADER_COMPONENTS,
-  HEADER_COMPONENTS_PATH,
-  PARAMETER_COMPONENTS,
-  PARAMETER_COMPONENTS_PATH,
-  REQUEST_BODY_EXAMPLES,
-} from './openapi-responses.ts';
 import { keptBody } from '../net/representation.ts';
 
 const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
+/** Where a document keeps its shared response headers and parameters. */
+export const HEADER_COMPONENTS_PATH = '#/components/headers/';
+export const PARAMETER_COMPONENTS_PATH = '#/components/parameters/';
 
-/** The version segment: the routes live under it, the document's server URL ends with it. */
-export const VERSION_PREFIX = '/v1';
+type DocumentFields = NonNullable<FastifyDynamicSwaggerOptions['openapi']>;
 
-const CODE_LIST = HTTP_ERROR_CODES.map((code) => `\`${code}\``).join(', ');
+/** What one app's OpenAPI document says of itself; its paths come from the routes' schemas. */
+export interface ApiDocument {
+  /** Where the documented routes live (`/v1`, `/admin/v1`): paths are written relative to it. */
+  readonly prefix: string;
+  /** What the document says of itself: info, servers, tags, components, security; its paths come from the routes. */
+  readonly fields: DocumentFields;
+  /**
+   * Served without credentials and cacheable briefly (the public API's); otherwise behind the app's
+   * own authentication and never cached.
+   */
+  readonly open: boolean;
+  /** Examples of request bodies by schema name: @fastify/swagger drops those beside a `$ref`. */
+  readonly requestBodyExamples?: Readonly<Record<string, unknown>>;
+}
 
-const API_DESCRIPTION = `
-The pet store API, version 1. Every operation needs \`Authorization: Bearer <API key>\`.
-
-**Errors** have the body \`{code, message, status}\`. Codes: ${CODE_LIST}.
-
-**Rate limits** are counted per account in a UTC-minute and a UTC-day window. Every response carries
-\`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the most constraining window, and
-\`RateLimit-Policy\` / \`RateLimit\` for both. Over a limit the answer is 429 with \`Retry-After\` in seconds.
-
-**Usage:** \`GET /usage\` shows the account's windows, the key's state and the account's calls of deprecated
-operations, and \`GET /usage/history\` the account's requests per hour or day; neither spends quota, they share a
-small limit of their own and answer even while the key is banned.
-
-**Request ids and caching:** every response carries \`X-Request-Id\` (the client's own when it is 1 to 128 visible
-ASCII characters, otherwise a new one) and \`Cache-Control\` (\`no-store\`; the public documents
-\`public, max-age=300\`).
-
-**Conditional requests and compression:** a pet and a full page of the list never change and carry a strong
-\`ETag\`; \`If-None-Match\` with it answers \`304\` without a body (still counted against the rate limits). Bodies of
-1 KB or more are sent compressed (\`br\` or \`gzip\`) when \`Accept-Encoding\` allows it, with
-\`Vary: Accept-Encoding\`.
-
-**Deprecation:** \`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030.
-Migrate to \`GET /pets\` with the \`status\` filter.
-`.trim();
-
-/** The OpenAPI 3.1 document, generated from the schemas of the routes registered after it. */
-export async function registerOpenApi(app: FastifyInstance, options: { publicBaseUrl: string }): Promise<void> {
+/**
+ * The OpenAPI 3.1 document of an app, made from the schemas of the routes registered after it:
+ * those under the document's prefix, with paths relative to it; routes elsewhere are left out. It
+ * is served at `<prefix>/openapi.json`.
+ */
+export async function registerOpenApi(app: FastifyInstance, document: ApiDocument): Promise<void> {
+  const { prefix } = document;
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Pet store',
-        version: '1.0.0',
-        description: API_DESCRIPTION,
-        license: { name: 'MIT', identifier: 'MIT' },
-      },
-      servers: [{ url: `${options.publicBaseUrl}${VERSION_PREFIX}` }],
-      tags: [
-        { name: 'pets', description: 'The animals of the store.' },
-        { name: 'usage', description: "The caller's account, limits, key and recorded requests." },
-      ],
-      components: {
-        securitySchemes: {
-          bearerAuth: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'An API key: pst_ followed by 36 letters and digits.',
-          },
-        },
-        headers: HEADER_COMPONENTS,
-        parameters: PARAMETER_COMPONENTS,
-      },
-      security: [{ bearerAuth: [] }],
-    },
-    // Paths are relative to the server URL, which already ends with the version segment.
-    transform: ({ schema, url }) => ({ schema, url: withoutVersionPrefix(url) }),
+    openapi: { ...document.fields, openapi: '3.1.0' },
+    transform: ({ schema, url }) =>
+      url.startsWith(`${prefix}/`)
+        ? { schema, url: url.slice(prefix.length) }
+        : { schema: { ...schema, hide: true }, url },
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
-      const document = documentObject.openapiObject;
-      const schemas = isRecord(document.components?.schemas) ? document.components.schemas : {};
-      for (const operation of operationsOf(document.paths)) {
+      const made = documentObject.openapiObject;
+      const schemas = isRecord(made.components?.schemas) ? made.components.schemas : {};
+      for (const operation of operationsOf(made.paths)) {
         referenceSharedHeaders(operation);
-        exemplifyRequestBody(operation);
+        exemplifyRequestBody(operation, document.requestBodyExamples ?? {});
         describeReferencingParameters(operation, schemas);
         acceptIfNoneMatch(operation);
       }
-      return document;
+      return made;
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
+  serveDocument(app, document);
 }
 
-function withoutVersionPrefix(url: string): string {
-  return url.startsWith(`${VERSION_PREFIX}/`) ? url.slice(VERSION_PREFIX.length) : url;
+/** GET <prefix>/openapi.json: the document, made once; its bytes, ETag and compressed forms are kept with it. */
+function serveDocument(app: FastifyInstance, { prefix, open }: ApiDocument): void {
+  app.get(
+    `${prefix}/openapi.json`,
+    { config: { public: open, cacheable: open }, schema: { hide: true } },
+    async (_request, reply) => {
+      const made = app.swagger();
+      const body = keptBody(made, () => JSON.stringify(made));
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -122,14 +95,14 @@ function referenceSharedHeaders(operation: Record<string, unknown>): void {
  * @fastify/swagger drops the siblings of a request body's `$ref`, examples included, so a request
  * body gets the example of the component it refers to here.
  */
-function exemplifyRequestBody(operation: Record<string, unknown>): void {
+function exemplifyRequestBody(operation: Record<string, unknown>, examples: Readonly<Record<string, unknown>>): void {
   const requestBody = operation['requestBody'];
   if (!isRecord(requestBody) || !isRecord(requestBody['content'])) return;
   for (const media of Object.values(requestBody['content'])) {
     if (!isRecord(media) || !isRecord(media['schema'])) continue;
     const ref = media['schema']['$ref'];
     if (typeof ref !== 'string' || !ref.startsWith(SCHEMA_COMPONENTS_PATH)) continue;
-    const example = REQUEST_BODY_EXAMPLES[ref.slice(SCHEMA_COMPONENTS_PATH.length)];
+    const example = examples[ref.slice(SCHEMA_COMPONENTS_PATH.length)];
     if (example !== undefined) media['example'] = example;
   }
 }
@@ -172,18 +145,4 @@ function unwrapHeaderReferences(headers: Record<string, unknown>): void {
     const description = header['description'];
     headers[name] = typeof description === 'string' ? { $ref: ref, description } : { $ref: ref };
   }
-}
-
-/** GET /v1/openapi.json: the document, public and cacheable. */
-export function registerOpenApiDocumentRoute(app: FastifyInstance): void {
-  app.get(
-    '/v1/openapi.json',
-    { config: { public: true, cacheable: true }, schema: { hide: true } },
-    // The document is made once; its bytes, ETag and compressed forms are kept with it.
-    async (_request, reply) => {
-      const document = app.swagger();
-      const body = keptBody(document, () => JSON.stringify(document));
-      return reply.type('application/json; charset=utf-8').send(body);
-    },
-  );
 }

@@ -16,6 +16,7 @@ type SchemaNode = {
   $ref?: string;
   type?: string;
   properties?: Record<string, SchemaNode>;
+  required?: readonly string[];
   enum?: readonly unknown[];
   minimum?: number;
   maximum?: number;
@@ -26,7 +27,20 @@ type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-export function createValidatorCompiler(sharedSchemas: readonly object[]): FastifySchemaCompiler<FastifySchema> {
+/** How an app's requests are held to their schemas, where the public API and the admin API differ. */
+export interface ValidationRules {
+  /**
+   * A request without a body is one with `{}` when its body schema requires no field (the admin
+   * API's `POST …/keys` with no expiry), and is refused in words that name no shape otherwise. By
+   * default a missing body is refused naming the shape to send (`send a NewPet JSON object`).
+   */
+  readonly absentBodyIsEmpty?: boolean;
+}
+
+export function createValidatorCompiler(
+  sharedSchemas: readonly object[],
+  rules: ValidationRules = {},
+): FastifySchemaCompiler<FastifySchema> {
   const ajv = new Ajv({
     coerceTypes: false,
     removeAdditional: false,
@@ -42,7 +56,12 @@ export function createValidatorCompiler(sharedSchemas: readonly object[]): Fasti
     const part = (httpPart ?? 'body') as HttpPart;
     const named = schema as SchemaNode;
     const root = (named.$ref === undefined ? named : byId.get(named.$ref.replace(/#$/, ''))) ?? named;
+    const required = (root.required ?? []).length > 0;
     return (data: unknown) => {
+      if (rules.absentBodyIsEmpty === true && part === 'body' && (data === undefined || data === null)) {
+        if (!required) return { value: {} };
+        return { error: new ValidationError('invalid_body', 'the request body is required: send a JSON object') };
+      }
       if (part === 'querystring' || part === 'params') {
         const problem = normaliseTextParameters(root, data as Record<string, unknown>);
         if (problem) return { error: problem };

@@ -1,5 +1,4 @@
-import swagger from '@fastify/swagger';
-import type { FastifyInstance } from 'fastify';
+import type { ApiDocument } from '../http/openapi.ts';
 import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin-schemas.ts';
 import { OPERATOR_COOKIE } from './operator-auth.ts';
 
@@ -24,51 +23,37 @@ revocation made here is refused by this instance at once, and by the others with
 `.trim();
 
 /** The admin API's OpenAPI 3.1 document, apart from the public one; made from the /admin/v1 routes only. */
-export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> {
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Pet store admin', version: '1.0.0', description: DESCRIPTION },
-      servers: [{ url: ADMIN_PREFIX }],
-      tags: [
-        { name: 'accounts', description: 'Accounts, plans and their keys.' },
-        { name: 'keys', description: 'API keys and bans.' },
-        { name: 'usage', description: 'Requests counted per account, key, operation and outcome.' },
-        { name: 'operator', description: 'The instance, and the console session.' },
-      ],
-      components: {
-        securitySchemes: {
-          operatorToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'An operator token: pso_, 16 letters and digits, _, 32 letters and digits.',
-          },
-          consoleCookie: {
-            type: 'apiKey',
-            in: 'cookie',
-            name: OPERATOR_COOKIE,
-            description: 'Set by POST /session; state-changing requests must also carry a same-origin Origin.',
-          },
+export const ADMIN_DOCUMENT: ApiDocument = {
+  prefix: ADMIN_PREFIX,
+  // Behind a token, like every admin path.
+  open: false,
+  fields: {
+    servers: [{ url: ADMIN_PREFIX }],
+    info: { title: 'Pet store admin', version: '1.0.0', description: DESCRIPTION },
+    tags: [
+      { name: 'accounts', description: 'Accounts, plans and their keys.' },
+      { name: 'keys', description: 'API keys and bans.' },
+      { name: 'usage', description: 'Requests counted per account, key, operation and outcome.' },
+      { name: 'operator', description: 'The instance, and the console session.' },
+    ],
+    components: {
+      securitySchemes: {
+        operatorToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An operator token: pso_, 16 letters and digits, _, 32 letters and digits.',
+        },
+        consoleCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: OPERATOR_COOKIE,
+          description: 'Set by POST /session; state-changing requests must also carry a same-origin Origin.',
         },
       },
-      security: [{ operatorToken: [] }, { consoleCookie: [] }],
     },
-    transform: ({ schema, url }) =>
-      url.startsWith(`${ADMIN_PREFIX}/`)
-        ? { schema, url: url.slice(ADMIN_PREFIX.length) }
-        : { schema: { ...schema, hide: true }, url },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
-  });
-}
-
-/** GET /admin/v1/openapi.json: the document, behind a token like every admin path. */
-export function registerAdminDocumentRoute(app: FastifyInstance): void {
-  let text: string | undefined;
-  app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async (_request, reply) => {
-    text ??= JSON.stringify(app.swagger());
-    return reply.type('application/json; charset=utf-8').send(text);
-  });
-}
+    security: [{ operatorToken: [] }, { consoleCookie: [] }],
+  },
+};
 
 // ---------------------------------------------------------------------------------------------
 // Responses

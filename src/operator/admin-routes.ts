@@ -5,7 +5,7 @@ import type { KeyVerifier } from '../auth/key-verifier.ts';
 import { parseDuration } from '../domain/duration.ts';
 import type { Clock } from '../clock.ts';
 import { settleWithin } from '../deadline.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import type { ReadinessCheck } from '../http/routes/ops.ts';
 import type { RateLimiter } from '../ratelimit/limiter.ts';
 import { limitsFor } from '../domain/plans.ts';
@@ -42,7 +42,6 @@ import {
   SESSION_PATH,
   type OperatorGate,
 } from './operator-auth.ts';
-import { sendOwnError } from './operator-errors.ts';
 
 export interface AdminRouteOptions {
   readonly accounts: AccountService;
@@ -96,7 +95,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (untyped
       const retryAfter = await options.gate.refusal(request);
       if (retryAfter !== undefined) return sendTooManyFailures(reply, retryAfter);
       if (request.headers.origin !== undefined && !isSameOrigin(request))
-        return sendOwnError(reply, 'forbidden', "a login must come from the console's own origin");
+        throw new ForbiddenError("a login must come from the console's own origin");
       const verdict = await options.gate.verify(request.body.token);
       if (!verdict.ok) {
         await options.gate.recordFailure(request);

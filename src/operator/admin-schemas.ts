@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { HTTP_ERROR_CODES } from '../errors.ts';
+import { ERROR_CODES } from '../errors.ts';
 import { PLANS } from '../domain/plans.ts';
 import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../domain/usage.ts';
 
@@ -10,7 +10,7 @@ import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../domain/usage.ts';
  */
 
 /** Codes of the admin API's Error bodies: the public API's, and two of its own. */
-export const ADMIN_ERROR_CODES = [...HTTP_ERROR_CODES, 'conflict', 'forbidden'] as const;
+export const ADMIN_ERROR_CODES = ERROR_CODES;
 export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
 
 const Instant = (description: string) => Type.String({ format: 'date-time', description });

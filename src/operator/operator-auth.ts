@@ -7,7 +7,6 @@ import type { ClientAddressOf } from '../net/client-address.ts';
 import type { RateLimiter, WindowSpec } from '../ratelimit/limiter.ts';
 import { secondsUntil } from '../ratelimit/rate-limit-headers.ts';
 import type { OperatorTokenRecord } from '../storage/store.ts';
-import { sendOwnError } from './operator-errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -222,7 +221,7 @@ async function authenticate(gate: OperatorGate, request: FastifyRequest, reply: 
   }
   if (credentials.kind === 'token' && credentials.via === 'cookie' && STATE_CHANGING.has(request.method)) {
     if (!isSameOrigin(request)) {
-      sendOwnError(
+      sendError(
         reply,
         'forbidden',
         `a ${request.method} authenticated by the console cookie must come from the console's own origin`,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { OperatorTokenService } from '../../src/auth/operator-tokens.ts';
-import { startOperatorListener, type OperatorListener } from '../../src/operator/listener.ts';
+import { startOperatorListener, type OperatorListener } from '../support/operator-listener.ts';
 import type { HttpTarget } from '../support/http-client.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/test-app.ts';
 

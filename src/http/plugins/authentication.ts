@@ -9,10 +9,6 @@ declare module 'fastify' {
     /** The verified key and its account; undefined on public routes and before authentication. */
     principal: KeyPrincipal | undefined;
   }
-  interface FastifyContextConfig {
-    /** Served without an API key (documents and operator endpoints). */
-    public?: boolean;
-  }
 }
 
 /**

@@ -1,17 +1,8 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { NO_STORE, PUBLIC_DOCUMENT } from '../cache-control.ts';
 import { sendError } from '../error-body.ts';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** A public document: its successful answers may be cached briefly (PUBLIC_DOCUMENT). */
-    cacheable?: boolean;
-  }
-}
-
-/** Where the reference page and its assets live: public, and cacheable like the document. */
-const DOCS_PATHS = '/docs';
+import { appendOnSend } from '../route-hooks.ts';
 
 /**
  * Every answer's request id and caching policy, and the 503 once shutdown begins. Registered first:
@@ -35,11 +26,7 @@ export const requestPolicy = fastifyPlugin(
       sendError(reply, 'service_unavailable', 'the service is shutting down; retry the request');
     });
     app.addHook('onRoute', (route) => {
-      if (route.url.startsWith(DOCS_PATHS)) route.config = { ...route.config, public: true, cacheable: true };
-      if (route.config?.cacheable !== true) return;
-      const hooks = route.onSend;
-      if (hooks === undefined) route.onSend = allowBriefCaching;
-      else route.onSend = Array.isArray(hooks) ? [...hooks, allowBriefCaching] : [hooks, allowBriefCaching];
+      if (route.config?.cacheable === true) appendOnSend(route, allowBriefCaching);
     });
   },
   { name: 'request-policy' },
@@ -51,6 +38,16 @@ export const requestPolicy = fastifyPlugin(
  */
 export function stampRequestIdAndCaching(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id).header('cache-control', NO_STORE);
+}
+
+/**
+ * Makes a route a public document: served without credentials, its successful answers cached
+ * briefly. For routes a library registers (the reference page), whose config is not ours to write;
+ * routes of our own say `cacheable` in their config.
+ */
+export function servePublicDocument(route: RouteOptions): void {
+  route.config = { ...route.config, public: true, cacheable: true };
+  appendOnSend(route, allowBriefCaching);
 }
 
 /** Public documents, and only their successful answers, may be cached briefly; @fastify/static says max-age=0. */

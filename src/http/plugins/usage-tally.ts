@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import type { Clock } from '../../clock.ts';
-import type { UsageOperation, UsageOutcome } from '../../domain/usage.ts';
+import type { UsageOutcome } from '../../domain/usage.ts';
 import type { TalliedRequest } from '../../usage/usage-tally.ts';
 
 export interface UsageTallyOptions {
@@ -10,15 +10,6 @@ export interface UsageTallyOptions {
   readonly clock: Clock;
   readonly onUncounted?: () => void;
 }
-
-/** The operations of the usage history, by the routes' operationId. */
-const OPERATIONS: Readonly<Record<string, UsageOperation>> = {
-  listPets: 'listPets',
-  createPet: 'createPet',
-  getPet: 'getPet',
-  getUsage: 'usage',
-  getUsageHistory: 'usage',
-};
 
 /**
  * Counts every answered request of a known key (banned ones included) in the usage tally, once it
@@ -38,8 +29,8 @@ export const usageTally = fastifyPlugin<UsageTallyOptions>(
 function talliedRequest(request: FastifyRequest, status: number, clock: Clock): TalliedRequest | undefined {
   const { principal } = request;
   if (principal === undefined) return undefined;
-  const operationId = request.routeOptions.schema?.operationId;
-  const operation = operationId === undefined ? undefined : OPERATIONS[operationId];
+  // The operation the route counts as, from its own config (src/http/route-facts.ts).
+  const operation = request.routeOptions.config.usage;
   if (operation === undefined) return undefined;
   return {
     accountId: principal.accountId,

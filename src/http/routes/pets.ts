@@ -14,7 +14,6 @@ import {
 } from '../../pets/pet-schemas.ts';
 import type { PetPage, PetService } from '../../pets/pet-service.ts';
 import type { PetRecord } from '../../storage/store.ts';
-import type { Metrics } from '../metrics.ts';
 import {
   errorResponses,
   headerRefs,
@@ -29,7 +28,6 @@ import {
 
 export interface PetsRouteOptions {
   readonly pets: PetService;
-  readonly metrics: Metrics;
   /** Absolute origin for Location and Link headers; empty for relative references. */
   readonly publicBaseUrl: string;
 }
@@ -59,14 +57,13 @@ const PET_HEADERS: readonly HeaderUse[] = [
 /** The pets operations of v1: HTTP in, calls of the pet service (src/pets/pet-service.ts), HTTP out. */
 export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, options) => {
   const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
-  const { pets, metrics, publicBaseUrl } = options;
-  const deprecationLink = `<${publicBaseUrl}/docs#/pets/getPet>; rel="deprecation"; type="text/html"`;
-  const deprecationHeader = `@${Math.floor(pets.deprecation.deprecatedAt.getTime() / 1000)}`;
-  const sunsetHeader = pets.deprecation.sunsetAt.toUTCString();
+  const { pets, publicBaseUrl } = options;
+  const sunset = pets.deprecation.sunsetAt.toUTCString();
 
   app.get(
     '/v1/pets',
     {
+      config: { usage: 'listPets' },
       schema: {
         operationId: 'listPets',
         tags: ['pets'],
@@ -101,6 +98,7 @@ export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, o
   app.post(
     '/v1/pets',
     {
+      config: { usage: 'createPet' },
       schema: {
         operationId: 'createPet',
         tags: ['pets'],
@@ -149,13 +147,14 @@ export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, o
   app.get(
     '/v1/pets/:petId',
     {
+      // Deprecated: plugins/deprecation-notices.ts adds the headers, marks the document and counts the calls.
+      config: { usage: 'getPet', deprecation: pets.deprecation },
       schema: {
         operationId: 'getPet',
         tags: ['pets'],
         summary: 'Get a pet (deprecated)',
-        deprecated: true,
         description:
-          `**Deprecated** since ${pets.deprecation.deprecatedAt.toUTCString()}; removed on ${sunsetHeader}, ` +
+          `**Deprecated** since ${pets.deprecation.deprecatedAt.toUTCString()}; removed on ${sunset}, ` +
           'after which it answers 410 `gone`. **Migration:** use `GET /v1/pets` with the `status` filter. ' +
           'Responses carry `Deprecation`, `Sunset` and `Link: <…>; rel="deprecation"` headers pointing here. ' +
           'A pet never changes: `If-None-Match` with its `ETag` answers `304`.',
@@ -169,13 +168,6 @@ export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, o
           304: notModifiedResponse(...PET_HEADERS),
           ...errorResponses(400, 401, 404, 410, 429),
         },
-      },
-      onSend: (request, reply, payload, done) => {
-        reply.header('deprecation', deprecationHeader);
-        reply.header('sunset', sunsetHeader);
-        reply.header('link', deprecationLink);
-        if (request.principal) metrics.deprecatedCalls.inc({ account: request.principal.accountName });
-        done(null, payload);
       },
     },
     async (request, reply) => {

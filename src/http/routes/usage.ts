@@ -242,7 +242,7 @@ export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped
   app.get(
     '/v1/usage',
     {
-      config: { reportsStanding: true },
+      config: { usage: 'usage', reportsStanding: true },
       schema: {
         operationId: 'getUsage',
         tags: ['usage'],
@@ -276,7 +276,7 @@ export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped
   app.get(
     '/v1/usage/history',
     {
-      config: { reportsStanding: true },
+      config: { usage: 'usage', reportsStanding: true },
       schema: {
         operationId: 'getUsageHistory',
         tags: ['usage'],

@@ -1,0 +1,119 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { performance } from 'node:perf_hooks';
+import type { Registry } from 'prom-client';
+import type { AccountService } from '../auth/account-service.ts';
+import type { KeyVerifier } from '../auth/key-verifier.ts';
+import { OperatorTokenService } from '../auth/operator-tokens.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { ERROR_CODES } from '../errors.ts';
+import { buildHttpApp, type CoreOptions } from '../http/core.ts';
+import type { ReadinessCheck } from '../http/routes/ops.ts';
+import { clientAddressResolver } from '../net/client-address.ts';
+import type { RateLimiter } from '../ratelimit/limiter.ts';
+import type { Store } from '../storage/store.ts';
+import type { UsageService } from '../usage/usage-service.ts';
+import { ADMIN_DOCUMENT } from './admin-openapi.ts';
+import { adminRoutes } from './admin-routes.ts';
+import { adminSharedSchemas } from './admin-schemas.ts';
+import { consoleRoutes } from './console/console-routes.ts';
+import { cachedRender, metricsRoute } from './metrics-route.ts';
+import { isGuardedPath, OperatorGate, operatorAuthentication } from './operator-auth.ts';
+
+/** What the admin API and the console run on: the services the CLI and the public listener use. */
+export interface AdminDependencies {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly store: Store;
+  readonly accounts: AccountService;
+  readonly keyVerifier: KeyVerifier;
+  readonly limiter: RateLimiter;
+  readonly readiness: readonly ReadinessCheck[];
+  readonly usage: UsageService;
+  /** Failed authentications per client address and minute before 429; default 10. */
+  readonly authFailuresPerMinute?: number;
+}
+
+export interface OperatorDependencies {
+  readonly registry: Registry;
+  /** The process logger; without it the app logs nothing. */
+  readonly logger?: FastifyBaseLogger;
+  /** Monotonic milliseconds for the metrics render interval; injected by tests. */
+  readonly now?: () => number;
+  /** The admin API and the console; without them the app serves /metrics alone. */
+  readonly admin?: AdminDependencies;
+}
+
+/** The operator app and what tests observe of it. */
+export interface OperatorApp {
+  readonly app: FastifyInstance;
+  /** How many times the registry has been rendered to text (once per interval at most). */
+  renders(): number;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * The operator listener's app: the HTTP core (src/http/core.ts) plus /metrics (no token:
+ * Prometheus scrapes it), and with the admin dependencies operator authentication, the admin API
+ * under /admin/v1 (its own document, validation rules and codes) and the console under /console.
+ * Never listens: src/server.ts does, apart from the public listener, which serves none of it.
+ */
+export async function buildOperatorApp(deps: OperatorDependencies): Promise<OperatorApp> {
+  const { admin } = deps;
+  const render = cachedRender(deps.registry, deps.now ?? (() => performance.now()));
+  const core: CoreOptions = {
+    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
+    requestTimeoutMs: admin?.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    schemas: admin === undefined ? [] : adminSharedSchemas,
+    validation: { absentBodyIsEmpty: true },
+    errorCodes: ERROR_CODES,
+    ...(admin === undefined ? {} : { document: ADMIN_DOCUMENT }),
+  };
+  const app = await buildHttpApp(core, async (scope) => {
+    if (admin !== undefined) await registerAdmin(scope, admin);
+    await scope.register(metricsRoute, { render, contentType: deps.registry.contentType });
+  });
+  return { app, renders: render.count };
+}
+
+async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Promise<void> {
+  const gate = new OperatorGate({
+    tokens: new OperatorTokenService(admin.store.operatorTokens, admin.clock),
+    limiter: admin.limiter,
+    clock: admin.clock,
+    clientAddressOf: clientAddressResolver(admin.config.trustProxy),
+    failuresPerMinute: admin.authFailuresPerMinute,
+  });
+  await app.register(operatorAuthentication, { gate });
+  auditLog(app);
+  await app.register(adminRoutes, {
+    accounts: admin.accounts,
+    backend: admin.store.backend,
+    keyVerifier: admin.keyVerifier,
+    limiter: admin.limiter,
+    clock: admin.clock,
+    readiness: admin.readiness,
+    probeTimeoutMs: admin.config.storageTimeoutMs,
+    usage: admin.usage,
+    gate,
+  });
+  // Every /console path is behind the operator token but /console/login… (the login page and its assets).
+  await app.register(consoleRoutes);
+}
+
+/** One line per request to the admin API and the console, naming the token's id (never the token). */
+function auditLog(app: FastifyInstance): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    if (isGuardedPath(request.routeOptions.url ?? request.url.split('?')[0] ?? '')) {
+      const { method, url } = request;
+      const status = reply.statusCode;
+      const operator = request.operatorToken?.id;
+      request.log.info(
+        { method, url, status, ms: Math.round(reply.elapsedTime * 10) / 10, operator },
+        'operator request',
+      );
+    }
+    done();
+  });
+}
