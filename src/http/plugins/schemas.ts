@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { sharedSchemas } from '../../pets/pet-schemas.ts';
-import { USAGE_SCHEMAS } from '../routes/usage.ts';
+import { USAGE_SCHEMAS } from '../routes/usage-schemas.ts';
 import { createValidatorCompiler } from '../validation.ts';
 
 /**
