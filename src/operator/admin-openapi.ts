@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin-schemas.ts';
+import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin/admin-schemas.ts';
 import { OPERATOR_COOKIE } from './operator-auth.ts';
 
 /** Where the admin API lives on the operator listener; its document's server URL. */
