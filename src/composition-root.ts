@@ -14,7 +14,7 @@ import type { RateLimiter } from './ratelimit/limiter.ts';
 import { MemoryLimiter } from './ratelimit/memory-limiter.ts';
 import { RateLimitPolicy } from './ratelimit/rate-limit-policy.ts';
 import type { RedisLimiter } from './ratelimit/redis-limiter.ts';
-import { LogDestination } from './log-destination.ts';
+import { logDestination } from './log-destination.ts';
 import { openStore } from './storage/open-store.ts';
 import type { Store } from './storage/store.ts';
 import { LogThrottle } from './log-throttle.ts';
@@ -42,8 +42,9 @@ export interface ServiceOptions {
 
 /**
  * One logger for the app and the services, so every line, the access log's included, has the same
- * shape and redaction. Lines are gathered into 64 KiB writes instead of one write(2) per request
- * (src/log-destination.ts), and flushed at least once a second and on shutdown.
+ * shape and redaction. Lines are gathered into larger writes instead of one write(2) per request
+ * (src/log-destination.ts; 64 KiB ones once src/platform/chunked-log-writes.ts is loaded), and
+ * flushed at least once a second and on shutdown.
  * `destination` is a file descriptor, or any stream (tests collect lines in memory).
  *
  * Keys are redacted from the finished line (`streamWrite`), not field by field: clients put them in
@@ -55,7 +56,7 @@ export function createLogger(level: string, destination: number | DestinationStr
     paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
     censor: '[redacted]',
   };
-  const stream = typeof destination === 'number' ? new LogDestination(destination) : destination;
+  const stream = typeof destination === 'number' ? logDestination(destination) : destination;
   return pino({ level, redact, hooks: { streamWrite: redactKeys } }, stream);
 }
 

@@ -1,5 +1,7 @@
 // First, before anything can schedule a tick. Optional: without it the server only runs slower.
 import './platform/keep-tick-object-maps.ts';
+// Optional too: without it log lines go out through pino's own destination, only more slowly.
+import './platform/chunked-log-writes.ts';
 import type { FastifyInstance } from 'fastify';
 import { DEMO_ACCOUNT } from './auth/account-service.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';

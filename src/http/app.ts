@@ -18,7 +18,8 @@ import { usageTally, type UsageTallyOptions } from './plugins/usage-tally.ts';
 import { publicDocument } from './public-document.ts';
 import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
 import { petRoutes } from './routes/pets.ts';
-import { USAGE_SCHEMAS, usageRoutes } from './routes/usage.ts';
+import { usageRoutes } from './routes/usage.ts';
+import { USAGE_SCHEMAS } from './routes/usage-schemas.ts';
 
 export interface AppDependencies {
   readonly config: Config;

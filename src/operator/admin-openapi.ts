@@ -1,5 +1,5 @@
 import type { ApiDocument } from '../http/openapi.ts';
-import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin-schemas.ts';
+import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin/admin-schemas.ts';
 import { OPERATOR_COOKIE } from './operator-auth.ts';
 
 /** Where the admin API lives on the operator listener; its document's server URL. */

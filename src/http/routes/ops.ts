@@ -33,7 +33,7 @@ export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, option
   });
 };
 
-async function probe(dependency: ReadinessCheck, timeoutMs: number): Promise<{ name: string; ok: boolean }> {
+export async function probe(dependency: ReadinessCheck, timeoutMs: number): Promise<{ name: string; ok: boolean }> {
   try {
     await settleWithin(dependency.check(), timeoutMs, () => new Error(`${dependency.name} did not answer in time`));
     return { name: dependency.name, ok: true };

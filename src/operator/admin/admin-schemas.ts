@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { ERROR_CODES } from '../errors.ts';
-import { PLANS } from '../domain/plans.ts';
-import { USAGE_OPERATIONS, USAGE_OUTCOMES } from '../domain/usage.ts';
+import { ERROR_CODES } from '../../errors.ts';
+import { PLANS } from '../../domain/plans.ts';
+import { usageHistorySchema } from '../../usage/usage-schemas.ts';
 
 /**
  * The shapes of the admin API, written once: they validate requests, type the handlers and are the
@@ -173,33 +173,17 @@ export const StatusSchema = Type.Object(
 );
 export type AdminStatus = Static<typeof StatusSchema>;
 
-const UsagePointSchema = Type.Object(
-  {
-    at: Instant('Start of the hour or day.'),
-    operation: Type.Enum(USAGE_OPERATIONS, {
-      type: 'string',
-      description: '`usage` is GET /v1/usage and GET /v1/usage/history.',
-    }),
-    outcome: Type.Enum(USAGE_OUTCOMES, {
-      type: 'string',
-      description: '`429`: over a limit; `banned`: refused while the key was banned.',
-    }),
-    count: Type.Integer({ minimum: 1, description: 'Requests with that operation and outcome in the bucket.' }),
-  },
-  { additionalProperties: false },
-);
-
-export const HistorySchema = Type.Object(
-  {
-    from: Instant('Start of the first bucket (inclusive).'),
-    to: Instant('End of the last bucket (exclusive).'),
-    granularity: Type.Enum(['hour', 'day'] as const, { type: 'string' }),
-    points: Type.Array(UsagePointSchema, {
-      description: 'Non-zero counts only, sorted by time, operation and outcome.',
-    }),
-  },
-  { $id: 'History', additionalProperties: false, description: 'Requests per hour or day, operation and outcome.' },
-);
+export const HistorySchema = usageHistorySchema({
+  id: 'History',
+  description: 'Requests per hour or day, operation and outcome.',
+  from: 'Start of the first bucket (inclusive).',
+  to: 'End of the last bucket (exclusive).',
+  points: 'Non-zero counts only, sorted by time, operation and outcome.',
+  at: 'Start of the hour or day.',
+  operation: '`usage` is GET /v1/usage and GET /v1/usage/history.',
+  outcome: '`429`: over a limit; `banned`: refused while the key was banned.',
+  count: 'Requests with that operation and outcome in the bucket.',
+});
 export type AdminHistory = Static<typeof HistorySchema>;
 
 const DeprecatedUsageSchema = Type.Object(

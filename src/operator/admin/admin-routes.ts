@@ -1,0 +1,46 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { AccountService } from '../../auth/account-service.ts';
+import type { KeyVerifier } from '../../auth/key-verifier.ts';
+import type { Clock } from '../../clock.ts';
+import type { ReadinessCheck } from '../../http/routes/ops.ts';
+import type { RateLimiter } from '../../ratelimit/limiter.ts';
+import type { Store } from '../../storage/store.ts';
+import type { UsageService } from '../../usage/usage-service.ts';
+import type { OperatorGate } from '../operator-auth.ts';
+import { accountUsageRoutes } from './account-usage.ts';
+import { accountRoutes } from './accounts.ts';
+import { banRoutes } from './bans.ts';
+import { keyRoutes } from './keys.ts';
+import { sessionRoutes } from './session.ts';
+import { statusRoutes } from './status.ts';
+import { usageRoutes } from './usage.ts';
+
+export interface AdminRouteOptions {
+  readonly accounts: AccountService;
+  /** Which storage backend the status names. */
+  readonly backend: Store['backend'];
+  /** This process's key cache: a revocation here takes effect here at once. */
+  readonly keyVerifier: KeyVerifier;
+  readonly limiter: RateLimiter;
+  readonly clock: Clock;
+  readonly readiness: readonly ReadinessCheck[];
+  /** Longest a readiness probe may take. */
+  readonly probeTimeoutMs: number;
+  readonly usage: UsageService;
+  readonly gate: OperatorGate;
+}
+
+/**
+ * The admin API: HTTP in, calls of the services the CLI calls (AccountService, the usage service),
+ * HTTP out. Every route is behind the operator token (operator-auth.ts), but the session's.
+ * One plugin per resource, registered in the order of the document's operations.
+ */
+export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (app, options) => {
+  await app.register(sessionRoutes, options);
+  await app.register(statusRoutes, options);
+  await app.register(accountRoutes, options);
+  await app.register(keyRoutes, options);
+  await app.register(banRoutes, options);
+  await app.register(accountUsageRoutes, options);
+  await app.register(usageRoutes, options);
+};
