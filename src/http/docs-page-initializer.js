@@ -1,11 +1,40 @@
-/* global SwaggerUIBundle, URL, document */
+// @ts-check
+/* global SwaggerUIBundle, URL, document, HTMLScriptElement */
 // Starts the API reference page (served by src/http/docs-page.ts). A plain script, loaded after the
 // swagger-ui bundle; the page's Content-Security-Policy allows no inline script, so all set-up is here.
 'use strict';
 
+/**
+ * What these plugins use of swagger-ui, which has no types of its own: a wrapper of a component gets
+ * the original and the system, whose React draws.
+ * @typedef {object} System
+ * @property {{ createElement: (type: unknown, props: object | null, ...children: unknown[]) => unknown }} React
+ */
+/**
+ * @template Props
+ * @typedef {(Original: unknown, system: System) => (props: Props) => unknown} Wrapper
+ */
+/**
+ * An Immutable.js Map, as swagger-ui keeps a parameter and its schema.
+ * @typedef {object} ImmutableMap
+ * @property {(key: string) => unknown} get
+ * @property {(key: string) => ImmutableMap} delete
+ * @property {(key: string, value: unknown) => ImmutableMap} set
+ */
+/** @typedef {{ parameterWithMetaByIdentity: (...args: unknown[]) => unknown }} SpecSelectors */
+/** @typedef {{ $ref?: unknown, $$ref?: unknown, type?: unknown, items?: unknown }} SchemaFields */
+/** @typedef {{ schema: unknown, isCircular?: boolean }} KeywordTypeProps */
+/**
+ * @typedef {object} ResponseBodyProps
+ * @property {unknown} content
+ * @property {string} [contentType]
+ * @property {(name: string, container: boolean) => unknown} getComponent
+ */
+
 // The page is reachable as /docs, /docs/ and /docs/static/index.html: the document is found from
 // this script's own address, which is the same for all three. It is the document's public address,
 // which the page shows as its link under the title; relative, so a path prefix added by a proxy holds.
+if (!(document.currentScript instanceof HTMLScriptElement)) throw new Error('not run as a classic script');
 const SPEC_URL = new URL('../../v1/openapi.json', document.currentScript.src).href;
 
 /**
@@ -14,6 +43,7 @@ const SPEC_URL = new URL('../../v1/openapi.json', document.currentScript.src).hr
  * them for that through `parameterWithMetaByIdentity`, while the row shows them from its `param`
  * prop. So the row gets a selector without them: the example and default stay on the page as text,
  * and an empty field means "not sent", which for `limit` means its default anyway.
+ * @returns {{ wrapComponents: { parameterRow: Wrapper<{ specSelectors: SpecSelectors }> } }}
  */
 function NoPrefillPlugin() {
   return {
@@ -28,6 +58,11 @@ const SUGGESTED_VALUES = ['example', 'examples', 'x-example', 'default'];
 // `enum` too: a required parameter would otherwise get the first of its allowed values.
 const SUGGESTING_SCHEMA_KEYWORDS = [...SUGGESTED_VALUES, 'enum'];
 
+/**
+ * @template {SpecSelectors} Selectors
+ * @param {Selectors} specSelectors
+ * @returns {Selectors}
+ */
 function withoutSuggestedValues(specSelectors) {
   return {
     ...specSelectors,
@@ -41,10 +76,20 @@ function withoutSuggestedValues(specSelectors) {
   };
 }
 
+/**
+ * @param {unknown} value
+ * @returns {value is ImmutableMap}
+ */
 function isImmutableMap(value) {
-  return typeof value?.get === 'function' && typeof value.delete === 'function';
+  if (typeof value !== 'object' || value === null) return false;
+  const { get, delete: remove } = /** @type {Partial<Record<'get' | 'delete', unknown>>} */ (value);
+  return typeof get === 'function' && typeof remove === 'function';
 }
 
+/**
+ * @param {ImmutableMap} map
+ * @param {readonly string[]} keys
+ */
 function withoutKeys(map, keys) {
   return keys.reduce((rest, key) => rest.delete(key), map);
 }
@@ -54,6 +99,7 @@ function withoutKeys(map, keys) {
  * type from the schema alone, so `Pets` read `array<any>` (or `array<object>` once expanded) and a
  * status field `any` or `string`. A reference, `$ref` in the document or the `$$ref` swagger-ui
  * leaves on what it resolved, is shown by its component's name (`array<Pet>`, `PetStatus`).
+ * @returns {{ wrapComponents: { JSONSchema202012KeywordType: Wrapper<KeywordTypeProps> } }}
  */
 function SchemaNamesPlugin() {
   return {
@@ -74,8 +120,13 @@ function SchemaNamesPlugin() {
 
 const COMPONENT_SCHEMA = /#\/components\/schemas\/([^/]+)$/;
 
-function namedType(schema) {
-  if (schema === null || typeof schema !== 'object') return undefined;
+/**
+ * @param {unknown} value
+ * @returns {string | undefined}
+ */
+function namedType(value) {
+  if (value === null || typeof value !== 'object') return undefined;
+  const schema = /** @type {SchemaFields} */ (value);
   for (const reference of [schema.$ref, schema.$$ref]) {
     const name = typeof reference === 'string' ? COMPONENT_SCHEMA.exec(reference)?.[1] : undefined;
     if (name !== undefined) return decodeURIComponent(name);
@@ -88,6 +139,7 @@ function namedType(schema) {
  * Renders a JSON response body as the service sent it, re-indented. swagger-ui's own rendering
  * parses and re-serialises the body, which rounds integers beyond 2^53 (a categoryId of
  * 9223372036854775807 would show as 9223372036854776000).
+ * @returns {{ wrapComponents: { responseBody: Wrapper<ResponseBodyProps> } }}
  */
 function ExactJsonPlugin() {
   return {
@@ -110,6 +162,7 @@ function ExactJsonPlugin() {
   };
 }
 
+/** @param {string} text */
 function isJson(text) {
   try {
     JSON.parse(text);
@@ -119,7 +172,10 @@ function isJson(text) {
   }
 }
 
-/** Indents valid JSON two spaces a level, like JSON.stringify(value, null, 2), keeping every token's text. */
+/**
+ * Indents valid JSON two spaces a level, like JSON.stringify(value, null, 2), keeping every token's text.
+ * @param {string} text
+ */
 function indentJson(text) {
   let out = '';
   let depth = 0;
@@ -155,13 +211,21 @@ function indentJson(text) {
   return out;
 }
 
-/** The index just past the string literal that starts at `start`. */
+/**
+ * The index just past the string literal that starts at `start`.
+ * @param {string} text
+ * @param {number} start
+ */
 function stringEnd(text, start) {
   let index = start + 1;
   while (text[index] !== '"') index += text[index] === '\\' ? 2 : 1;
   return index + 1;
 }
 
+/**
+ * @param {string} text
+ * @param {number} start
+ */
 function nextToken(text, start) {
   let index = start;
   while (/\s/.test(text[index] ?? '')) index += 1;

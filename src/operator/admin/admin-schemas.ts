@@ -31,6 +31,7 @@ export const AdminErrorSchema = Type.Object(
       '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin).',
   },
 );
+export type AdminError = Static<typeof AdminErrorSchema>;
 
 export const KEY_STATES = ['active', 'revoked', 'expired', 'banned'] as const;
 export type KeyState = (typeof KEY_STATES)[number];
@@ -118,6 +119,7 @@ export const AccountsSchema = Type.Object(
   { accounts: Type.Array(AccountRef, { description: 'Every account, oldest first.' }) },
   { $id: 'Accounts', additionalProperties: false },
 );
+export type AdminAccounts = Static<typeof AccountsSchema>;
 
 export const KeysSchema = Type.Object(
   { keys: Type.Array(KeyRef, { description: 'Oldest first.' }) },

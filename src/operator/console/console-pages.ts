@@ -1,21 +1,5 @@
 import type { ConsoleAsset, ConsoleAssets } from './console-assets.ts';
-
-/** The console's pages: each a fixed shell that console.js fills from the admin API. */
-export type ConsolePage = 'overview' | 'accounts' | 'account' | 'deprecated';
-
-const TITLES: Readonly<Record<ConsolePage, string>> = {
-  overview: 'Overview',
-  accounts: 'Accounts',
-  account: 'Account',
-  deprecated: 'Deprecated callers',
-};
-
-const NAVIGATION: readonly { readonly href: string; readonly label: string; readonly pages: readonly ConsolePage[] }[] =
-  [
-    { href: '/console', label: 'Overview', pages: ['overview'] },
-    { href: '/console/accounts', label: 'Accounts', pages: ['accounts', 'account'] },
-    { href: '/console/deprecated', label: 'Deprecated callers', pages: ['deprecated'] },
-  ];
+import { CONSOLE_PAGES, type ConsolePageEntry } from './console-page-table.ts';
 
 /** Every page and asset is served under a fixed path; nothing in a shell comes from a request. */
 function link(path: string, file: ConsoleAsset): string {
@@ -38,25 +22,32 @@ function head(title: string, styles: readonly string[], scripts: readonly string
   ].join('\n');
 }
 
-export function consolePageHtml(page: ConsolePage, assets: ConsoleAssets): string {
-  const files = assets.page;
-  const nav = NAVIGATION.map(({ href, label, pages }) => {
-    const current = pages.includes(page) ? ' aria-current="page"' : '';
-    return `<a href="${href}"${current}>${label}</a>`;
+/** The navigation's links, the one of the page shown (or of the page it is under) marked current. */
+function navigationLinks(shown: ConsolePageEntry): string {
+  const current = 'under' in shown.navigation ? shown.navigation.under : shown.page;
+  return CONSOLE_PAGES.flatMap(({ page, url, navigation }) => {
+    if (!('label' in navigation)) return [];
+    const marked = page === current ? ' aria-current="page"' : '';
+    return [`<a href="${url}"${marked}>${navigation.label}</a>`];
   }).join('\n');
+}
+
+/** The shell of a page of CONSOLE_PAGES. */
+export function consolePageHtml(shown: ConsolePageEntry, assets: ConsoleAssets): string {
+  const files = assets.page;
   return [
     head(
-      TITLES[page],
+      shown.title,
       [
         link('/console/assets/uplot.css', files['uplot.css']),
         link('/console/assets/console.css', files['console.css']),
       ],
       [link('/console/assets/uplot.js', files['uplot.js']), link('/console/assets/console.js', files['console.js'])],
     ),
-    `<body data-page="${page}">`,
+    `<body data-page="${shown.page}">`,
     '<header class="top">',
     '<span class="brand">Pet store console</span>',
-    `<nav>\n${nav}\n</nav>`,
+    `<nav>\n${navigationLinks(shown)}\n</nav>`,
     '<button type="button" id="logout" class="quiet">Log out</button>',
     '</header>',
     '<p id="notice" role="status" hidden></p>',

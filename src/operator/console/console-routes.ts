@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { loadConsoleAssets, type ConsoleAsset } from './console-assets.ts';
-import { consolePageHtml, loginPageHtml, type ConsolePage } from './console-pages.ts';
+import { CONSOLE_PAGES } from './console-page-table.ts';
+import { consolePageHtml, loginPageHtml } from './console-pages.ts';
 
 /**
  * The console's pages load nothing but their own scripts and styles, call nothing but this origin,
@@ -31,13 +32,6 @@ const ASSET_CACHE_CONTROL = 'private, max-age=300';
 
 const HTML = 'text/html; charset=utf-8';
 
-const PAGES: readonly (readonly [string, ConsolePage])[] = [
-  ['/console', 'overview'],
-  ['/console/accounts', 'accounts'],
-  ['/console/accounts/:name', 'account'],
-  ['/console/deprecated', 'deprecated'],
-];
-
 /**
  * The operator console, on the operator listener: HTML shells filled in the browser from the admin
  * API (with the cookie `POST /admin/v1/session` sets), and their scripts and styles, uPlot's among
@@ -52,9 +46,9 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
     done(null, payload);
   });
 
-  for (const [url, page] of PAGES) {
+  for (const page of CONSOLE_PAGES) {
     const html = consolePageHtml(page, assets);
-    app.get(url, { schema: { hide: true } }, (_request, reply) => sendPage(reply, html));
+    app.get(page.url, { schema: { hide: true } }, (_request, reply) => sendPage(reply, html));
   }
   for (const [name, file] of Object.entries(assets.page)) {
     app.get(`/console/assets/${name}`, { schema: { hide: true } }, (request, reply) => sendAsset(request, reply, file));

@@ -1,10 +1,25 @@
-/* global uPlot, document, window, fetch, location, confirm, queueMicrotask */
+// @ts-check
+/* global uPlot, document, window, fetch, location, confirm, queueMicrotask, HTMLElement */
 // The operator console in the browser (served as is by src/operator/console/console-routes.ts). The
 // pages allow no inline script or style: everything is built here from the admin API's answers, and
 // every text from them goes into the page as text (textContent, text nodes), never as markup.
+// Type-checked (tsconfig.browser.json): what it reads of an answer is typed by the admin API's schemas,
+// and its renderers by the console's table of pages.
 'use strict';
 
+/**
+ * @import { AlignedData, Options } from 'uplot'
+ * @import { AdminAccount, AdminAccountDetail, AdminAccountUsage, AdminAccounts, AdminBans } from '../admin-schemas.ts'
+ * @import { AdminDeprecatedCallers, AdminError, AdminHistory, AdminKey, AdminStatus } from '../admin-schemas.ts'
+ * @import { AdminTopAccounts } from '../admin-schemas.ts'
+ * @import { ConsolePage } from './console-page-table.ts'
+ */
+
+/** @typedef {AdminHistory['points'][number]['outcome']} Outcome */
+
+/** @type {readonly Outcome[]} */
 const OUTCOMES = ['2xx', '4xx', '429', 'banned', '5xx'];
+/** @type {Readonly<Record<Outcome, string>>} */
 const OUTCOME_COLORS = { '2xx': '#2e7d32', '4xx': '#e08e00', 429: '#8e24aa', banned: '#c62828', '5xx': '#37474f' };
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -14,7 +29,14 @@ const WHOLE_STEPS = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].flatMap((scale) => [sc
 /** The admin API said 401: the cookie is gone or its token was deleted; the login page is next. */
 class LoggedOut extends Error {}
 
-/** Calls the admin API with the console's cookie; the JSON answer, or an Error with the API's message. */
+/**
+ * Calls the admin API with the console's cookie; the JSON answer, or an Error with the API's message.
+ * The answer is the `T` that the admin API's schema for `path` gives, which the caller names.
+ * @template T
+ * @param {string} path
+ * @param {Omit<RequestInit, 'headers'> & { headers?: Readonly<Record<string, string>> }} [init]
+ * @returns {Promise<T>}
+ */
 async function api(path, init = {}) {
   const response = await fetch(path, {
     ...init,
@@ -29,19 +51,48 @@ async function api(path, init = {}) {
     throw new LoggedOut('not logged in');
   }
   const text = await response.text();
+  /** @type {unknown} */
   let body = null;
   try {
     body = text === '' ? null : JSON.parse(text);
   } catch {
     // Not JSON (a proxy's page): the status says enough.
   }
-  if (!response.ok) throw new Error(body?.message ?? `the admin API answered ${response.status}`);
-  return body;
+  if (!response.ok) {
+    const error = /** @type {Partial<AdminError> | null} */ (body);
+    throw new Error(error?.message ?? `the admin API answered ${response.status}`);
+  }
+  return /** @type {T} */ (body);
 }
+
+/** @param {unknown} error */
+function messageOf(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The page's element of that id and type: the shells (console-pages.ts) always have it.
+ * @template {HTMLElement} E
+ * @param {string} id
+ * @param {new () => E} type
+ * @returns {E}
+ */
+function byId(id, type) {
+  const found = document.getElementById(id);
+  if (!(found instanceof type)) throw new Error(`the page has no #${id}`);
+  return found;
+}
+
+/** @typedef {Node | string | number | false | null | undefined} Child */
 
 /**
  * An element with attributes and children. Children are nodes or text (strings and numbers become
  * text nodes); attribute values are set as text. Nothing is parsed as HTML.
+ * @template {keyof HTMLElementTagNameMap} Tag
+ * @param {Tag} tag
+ * @param {Readonly<Record<string, string | number | boolean | null | undefined>>} [attributes]
+ * @param {...(Child | readonly Child[])} children
+ * @returns {HTMLElementTagNameMap[Tag]}
  */
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -56,25 +107,32 @@ function el(tag, attributes = {}, ...children) {
   return node;
 }
 
+/** @param {string} name */
 function accountHref(name) {
   return `/console/accounts/${encodeURIComponent(name)}`;
 }
 
+/** @param {string} name */
 function accountLink(name) {
   return el('a', { href: accountHref(name) }, name);
 }
 
 const numberFormat = new Intl.NumberFormat('en');
 
+/** @param {number | null | undefined} value */
 function count(value) {
   return value === null || value === undefined ? '—' : numberFormat.format(value);
 }
 
+/** @param {number} value */
 function times(value) {
   return value === 1 ? 'once' : `${count(value)} times`;
 }
 
-/** An ISO time as `2025-06-01 14:05 UTC`: one zone for every operator, the zone of the admin API. */
+/**
+ * An ISO time as `2025-06-01 14:05 UTC`: one zone for every operator, the zone of the admin API.
+ * @param {string | null} iso
+ */
 function utc(iso) {
   if (iso === null || iso === undefined) return '—';
   const date = new Date(iso);
@@ -82,7 +140,10 @@ function utc(iso) {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-/** `3 min ago`, `in 2 h`; the exact time is the element's title. */
+/**
+ * `3 min ago`, `in 2 h`; the exact time is the element's title.
+ * @param {string | null} iso
+ */
 function relative(iso, now = Date.now()) {
   if (iso === null || iso === undefined) return el('span', { class: 'note' }, 'never');
   const ms = Date.parse(iso) - now;
@@ -99,10 +160,19 @@ function relative(iso, now = Date.now()) {
   return el('time', { datetime: iso, title: utc(iso) }, past ? `${amount} ${unit} ago` : `in ${amount} ${unit}`);
 }
 
+/**
+ * @param {string} text
+ * @param {string} [kind]
+ */
 function badge(text, kind) {
   return el('span', { class: kind ? `badge ${kind}` : 'badge' }, text);
 }
 
+/**
+ * @param {readonly (string | { text: string, class: string })[]} headings
+ * @param {readonly Node[]} rows
+ * @param {string} emptyText
+ */
 function table(headings, rows, emptyText) {
   if (rows.length === 0) return el('p', { class: 'empty' }, emptyText);
   const head = el(
@@ -115,6 +185,7 @@ function table(headings, rows, emptyText) {
   return el('table', {}, el('thead', {}, head), el('tbody', {}, rows));
 }
 
+/** @param {readonly { label: string, value: string, kind?: string | undefined, name?: string }[]} items */
 function statList(items) {
   return el(
     'dl',
@@ -125,31 +196,49 @@ function statList(items) {
   );
 }
 
+/**
+ * @param {string} title
+ * @param {...(Child | readonly Child[])} children
+ */
 function panel(title, ...children) {
   return el('section', { class: 'panel' }, el('h2', {}, title), ...children);
 }
 
 /**
- * A panel whose content comes from a promise, drawn by `render` (nodes, or arrays of them, nulls left
- * out); an error, the API's or the drawing's, is shown in place of the content.
+ * What a panel draws from its answer: nodes, or arrays of them two deep, nulls left out.
+ * @typedef {Node | null | readonly (Node | null | readonly (Node | null)[])[]} Drawn
+ */
+
+/**
+ * A panel whose content comes from a promise, drawn by `render`; an error, the API's or the
+ * drawing's, is shown in place of the content.
+ * @template T
+ * @param {string} title
+ * @param {Promise<T>} promise
+ * @param {(value: T) => Drawn} render
  */
 function loadingPanel(title, promise, render) {
   const body = el('div', {}, el('p', { class: 'loading' }, 'Loading…'));
   promise
-    .then((value) => body.replaceChildren(...[render(value)].flat(Infinity).filter((node) => node !== null)))
-    .catch((error) => {
-      if (!(error instanceof LoggedOut)) body.replaceChildren(el('p', { class: 'error' }, String(error.message)));
+    .then((value) => body.replaceChildren(...[render(value)].flat(2).filter((node) => node !== null)))
+    .catch((/** @type {unknown} */ error) => {
+      if (!(error instanceof LoggedOut)) body.replaceChildren(el('p', { class: 'error' }, messageOf(error)));
     });
   return panel(title, body);
 }
 
+/**
+ * @param {string} text
+ * @param {boolean} [isError]
+ */
 function notify(text, isError = false) {
-  const notice = document.getElementById('notice');
+  const notice = byId('notice', HTMLElement);
   notice.textContent = text;
   notice.classList.toggle('error', isError);
   notice.hidden = false;
 }
 
+/** @param {number} ms */
 function iso(ms) {
   return new Date(ms).toISOString();
 }
@@ -157,25 +246,34 @@ function iso(ms) {
 // ——— Charts ———
 
 /**
- * A history (`{from, to, granularity, points}`) as uPlot data: one x per hour or day of the range,
- * one series per outcome summed over the operations, zeros where nothing was counted.
+ * A history as uPlot data: one x per hour or day of the range (in seconds), one series per outcome
+ * (in the order of OUTCOMES) summed over the operations, zeros where nothing was counted.
+ * @param {AdminHistory} history
  */
 function outcomeData(history) {
   const step = history.granularity === 'day' ? DAY_MS : HOUR_MS;
   const from = Date.parse(history.from);
   const to = Date.parse(history.to);
+  /** @type {number[]} */
   const xs = [];
   for (let at = from; at < to; at += step) xs.push(at / 1000);
-  const series = OUTCOMES.map(() => new Array(xs.length).fill(0));
+  const series = OUTCOMES.map(() => Array.from(xs, () => 0));
   for (const point of history.points) {
     const index = Math.round((Date.parse(point.at) - from) / step);
-    const outcome = OUTCOMES.indexOf(point.outcome);
-    if (outcome >= 0 && index >= 0 && index < xs.length) series[outcome][index] += point.count;
+    const counts = series[OUTCOMES.indexOf(point.outcome)];
+    if (counts !== undefined && index >= 0 && index < xs.length) counts[index] = (counts[index] ?? 0) + point.count;
   }
-  return [xs, ...series];
+  return { xs, series };
 }
 
-/** Ticks of the time axis in UTC, 24-hour: `06-01` for days, `14:00` for hours and the date at midnight. */
+/**
+ * Ticks of the time axis in UTC, 24-hour: `06-01` for days, `14:00` for hours and the date at midnight.
+ * @param {unknown} _plot
+ * @param {number[]} ticks
+ * @param {number} _axis
+ * @param {number} _space
+ * @param {number} increment
+ */
 function utcTicks(_plot, ticks, _axis, _space, increment) {
   return ticks.map((tick) => {
     const text = new Date(tick * 1000).toISOString();
@@ -186,6 +284,7 @@ function utcTicks(_plot, ticks, _axis, _space, increment) {
   });
 }
 
+/** @param {number} seconds */
 function utcDate(seconds) {
   return uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC');
 }
@@ -193,10 +292,13 @@ function utcDate(seconds) {
 /**
  * A uPlot chart of requests by outcome, with the totals of the period under it. The container carries
  * them as data-total and data-total-<outcome>, for whoever reads the page without looking at it.
+ * @param {AdminHistory} history
  */
 function outcomeChart(history) {
-  const data = outcomeData(history);
-  const totals = OUTCOMES.map((_, index) => data[index + 1].reduce((sum, value) => sum + value, 0));
+  const { xs, series } = outcomeData(history);
+  /** @type {AlignedData} */
+  const data = [xs, ...series];
+  const totals = series.map((counts) => counts.reduce((sum, value) => sum + value, 0));
   const total = totals.reduce((sum, value) => sum + value, 0);
   const daily = history.granularity === 'day';
   const chart = el('div', { class: 'chart', 'data-total': total });
@@ -212,11 +314,12 @@ function outcomeChart(history) {
     }),
   );
   const note = total === 0 ? el('p', { class: 'empty' }, 'No requests in this period.') : null;
+  /** @type {Options} */
   const options = {
     width: 800,
     height: CHART_HEIGHT,
     tzDate: utcDate,
-    scales: { x: { time: true }, y: { range: (_plot, min, max) => [0, Math.max(4, max * 1.1)] } },
+    scales: { x: { time: true }, y: { range: (_plot, _min, max) => [0, Math.max(4, max * 1.1)] } },
     series: [
       { label: daily ? 'Day (UTC)' : 'Hour (UTC)', value: daily ? '{YYYY}-{MM}-{DD}' : '{YYYY}-{MM}-{DD} {HH}:00' },
       ...OUTCOMES.map((outcome) => ({
@@ -224,7 +327,8 @@ function outcomeChart(history) {
         stroke: OUTCOME_COLORS[outcome],
         width: 2,
         points: { show: daily },
-        value: (_plot, value) => (value === null || value === undefined ? '—' : count(value)),
+        value: (/** @type {unknown} */ _plot, /** @type {number | null} */ value) =>
+          value === null || value === undefined ? '—' : count(value),
       })),
     ],
     // Whole requests only on the y axis.
@@ -237,11 +341,15 @@ function outcomeChart(history) {
   return [chart, legend, note];
 }
 
+/** @param {HTMLElement} container */
 function chartWidth(container) {
   return Math.max(320, Math.floor(container.getBoundingClientRect().width) || 800);
 }
 
-/** The charts drawn, resized with the window; those a new rendering of the page replaced are let go. */
+/**
+ * The charts drawn, resized with the window; those a new rendering of the page replaced are let go.
+ * @type {Set<{ container: HTMLElement, plot: InstanceType<typeof uPlot> }>}
+ */
 const plots = new Set();
 
 window.addEventListener('resize', () => {
@@ -256,12 +364,19 @@ window.addEventListener('resize', () => {
 
 // ——— Pages ———
 
+/** @typedef {(main: HTMLElement) => Promise<void>} Renderer */
+
+/** @type {Renderer} */
 async function overviewPage(main) {
   const now = Date.now();
   const since = iso(now - 7 * DAY_MS);
+  /** @type {Promise<AdminHistory>} */
   const history = api(`/admin/v1/usage/history?granularity=hour&from=${encodeURIComponent(since)}`);
+  /** @type {Promise<AdminStatus>} */
   const status = api('/admin/v1/status');
+  /** @type {Promise<AdminTopAccounts>} */
   const top = api(`/admin/v1/usage/top?by=refusals&limit=10&from=${encodeURIComponent(since)}`);
+  /** @type {Promise<AdminBans>} */
   const bans = api('/admin/v1/bans');
   main.replaceChildren(
     el('h1', {}, 'Overview'),
@@ -275,7 +390,9 @@ async function overviewPage(main) {
   );
 }
 
+/** @param {[AdminHistory, AdminTopAccounts, AdminBans]} answers */
 function refusalsAndBans([history, top, bans]) {
+  /** @param {Outcome} outcome */
   const sum = (outcome) =>
     history.points.filter((point) => point.outcome === outcome).reduce((total, point) => total + point.count, 0);
   const refused = sum('429');
@@ -319,10 +436,12 @@ function refusalsAndBans([history, top, bans]) {
   ];
 }
 
+/** @param {boolean} ready */
 function readiness(ready) {
   return ready ? badge('ready', 'good') : badge('not ready', 'bad');
 }
 
+/** @param {AdminStatus} status */
 function statusView(status) {
   const rows = [
     el('tr', {}, el('th', {}, 'Storage'), el('td', {}, `${status.storage.backend} `, readiness(status.storage.ready))),
@@ -344,13 +463,14 @@ function statusView(status) {
   return el('table', { class: 'status' }, el('tbody', {}, rows));
 }
 
+/** @type {Renderer} */
 async function accountsPage(main) {
-  main.replaceChildren(
-    el('h1', {}, 'Accounts'),
-    loadingPanel('All accounts', api('/admin/v1/accounts'), accountsTable),
-  );
+  /** @type {Promise<AdminAccounts>} */
+  const accounts = api('/admin/v1/accounts');
+  main.replaceChildren(el('h1', {}, 'Accounts'), loadingPanel('All accounts', accounts, accountsTable));
 }
 
+/** @param {AdminAccount['today']} today */
 function todayMeter(today) {
   if (today.used === null) return el('span', { class: 'note' }, `unknown of ${count(today.limit)}`);
   const meter = el('meter', {
@@ -364,6 +484,7 @@ function todayMeter(today) {
   return [meter, `${count(today.used)} / ${count(today.limit)}`];
 }
 
+/** @param {AdminAccounts} answer */
 function accountsTable(answer) {
   return table(
     ['Account', 'Plan', 'Limits', 'Today', 'Keys', 'Last use', 'Created'],
@@ -393,13 +514,17 @@ function accountNameFromPath() {
   }
 }
 
+/** @type {Renderer} */
 async function accountPage(main) {
   const name = accountNameFromPath();
   document.title = `${name} — Pet store console`;
   const path = `/admin/v1/accounts/${encodeURIComponent(name)}`;
   const since = iso(Date.now() - 30 * DAY_MS);
+  /** @type {Promise<AdminAccountDetail>} */
   const account = api(path);
+  /** @type {Promise<AdminAccountUsage>} */
   const usage = api(`${path}/usage`);
+  /** @type {Promise<AdminHistory>} */
   const history = api(`${path}/usage/history?granularity=day&from=${encodeURIComponent(since)}`);
   main.replaceChildren(
     el('p', { class: 'note' }, el('a', { href: '/console/accounts' }, '← All accounts')),
@@ -411,6 +536,7 @@ async function accountPage(main) {
   );
 }
 
+/** @param {[AdminAccountDetail, AdminAccountUsage]} answers */
 function accountSummary([account, usage]) {
   const refusals = usage.last30Days.refusals;
   return statList([
@@ -426,13 +552,25 @@ function accountSummary([account, usage]) {
   ]);
 }
 
+/** @type {Readonly<Record<AdminKey['state'], string | undefined>>} */
 const STATE_BADGES = { active: 'good', revoked: undefined, expired: 'warn', banned: 'bad' };
 
+/** @param {AdminKey} key */
 function isBanned(key) {
   return key.state === 'banned' || (key.bannedUntil !== null && Date.parse(key.bannedUntil) > Date.now());
 }
 
+/**
+ * @param {AdminAccountDetail} account
+ * @param {() => Promise<void>} reload
+ */
 function keysTable(account, reload) {
+  /**
+   * @param {HTMLButtonElement} button
+   * @param {string} label
+   * @param {string} path
+   * @param {string} done
+   */
   const act = (button, label, path, done) => async () => {
     button.disabled = true;
     try {
@@ -441,9 +579,10 @@ function keysTable(account, reload) {
       await reload();
     } catch (error) {
       button.disabled = false;
-      if (!(error instanceof LoggedOut)) notify(`${label} failed: ${error.message}`, true);
+      if (!(error instanceof LoggedOut)) notify(`${label} failed: ${messageOf(error)}`, true);
     }
   };
+  /** @param {AdminKey} key */
   const actions = (key) => {
     const cell = el('td', { class: 'actions' });
     if (key.state !== 'revoked') {
@@ -481,6 +620,7 @@ function keysTable(account, reload) {
   );
 }
 
+/** @param {AdminAccountUsage} usage */
 function deprecatedCalls(usage) {
   return usage.deprecated.map((deprecation) => [
     el(
@@ -510,13 +650,17 @@ function deprecatedCalls(usage) {
   ]);
 }
 
+/** @type {Renderer} */
 async function deprecatedPage(main) {
+  /** @type {Promise<AdminDeprecatedCallers>} */
+  const callers = api('/admin/v1/deprecated-callers');
   main.replaceChildren(
     el('h1', {}, 'Deprecated callers'),
-    loadingPanel('Still calling getPet', api('/admin/v1/deprecated-callers'), deprecatedCallers),
+    loadingPanel('Still calling getPet', callers, deprecatedCallers),
   );
 }
 
+/** @param {AdminDeprecatedCallers} answer */
 function deprecatedCallers(answer) {
   const daysLeft = Math.ceil((Date.parse(answer.sunset) - Date.now()) / DAY_MS);
   return [
@@ -545,7 +689,19 @@ function deprecatedCallers(answer) {
   ];
 }
 
+/**
+ * The renderer of every page of CONSOLE_PAGES (console-page-table.ts), by the shell's `data-page`.
+ * @type {Readonly<Record<ConsolePage, Renderer>>}
+ */
 const PAGES = { overview: overviewPage, accounts: accountsPage, account: accountPage, deprecated: deprecatedPage };
+
+/**
+ * @param {string | undefined} page
+ * @returns {page is ConsolePage}
+ */
+function isPage(page) {
+  return page !== undefined && Object.hasOwn(PAGES, page);
+}
 
 async function logOut() {
   try {
@@ -555,9 +711,10 @@ async function logOut() {
   }
 }
 
-document.getElementById('logout').addEventListener('click', () => void logOut().catch(() => undefined));
-const main = document.getElementById('main');
-const render = PAGES[document.body.dataset.page];
-render(main).catch((error) => {
-  if (!(error instanceof LoggedOut)) main.replaceChildren(el('p', { class: 'error' }, error.message));
+byId('logout', HTMLElement).addEventListener('click', () => void logOut().catch(() => undefined));
+const main = byId('main', HTMLElement);
+const page = document.body.dataset.page;
+if (!isPage(page)) throw new Error(`the console has no page ${page}`);
+PAGES[page](main).catch((/** @type {unknown} */ error) => {
+  if (!(error instanceof LoggedOut)) main.replaceChildren(el('p', { class: 'error' }, messageOf(error)));
 });

@@ -1,18 +1,38 @@
-/* global document, fetch, location */
+// @ts-check
+/* global document, fetch, location, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement */
 // The console's login page (served as is by src/operator/console/console-routes.ts): sends the
 // operator token to the admin API, which answers with an HttpOnly cookie; the script never keeps it.
 'use strict';
 
-const form = document.getElementById('login');
-const input = document.getElementById('token');
-const problem = document.getElementById('login-error');
-const submit = form.querySelector('button[type=submit]');
+/** @import { AdminError } from '../admin-schemas.ts' */
 
+/**
+ * The element the login page (console-pages.ts) always has, of that type.
+ * @template {HTMLElement} E
+ * @param {Element | null} found
+ * @param {new () => E} type
+ * @returns {E}
+ */
+function expect(found, type) {
+  if (!(found instanceof type)) throw new Error(`the login page has no ${type.name}`);
+  return found;
+}
+
+const form = expect(document.getElementById('login'), HTMLFormElement);
+const input = expect(document.getElementById('token'), HTMLInputElement);
+const problem = expect(document.getElementById('login-error'), HTMLElement);
+const submit = expect(form.querySelector('button[type=submit]'), HTMLButtonElement);
+
+/** @param {string} text */
 function showProblem(text) {
   problem.textContent = text;
   problem.hidden = false;
 }
 
+/**
+ * @param {string} token
+ * @returns {Promise<string | undefined>} what went wrong, if something did
+ */
 async function logIn(token) {
   const response = await fetch('/admin/v1/session', {
     method: 'POST',
@@ -29,7 +49,7 @@ async function logIn(token) {
     return 'That token is not valid: check it, or create one with petstore operator token create.';
   let message = `The server answered ${response.status}.`;
   try {
-    const body = JSON.parse(text);
+    const body = /** @type {Partial<AdminError> | null} */ (JSON.parse(text));
     if (typeof body?.message === 'string') message = body.message;
   } catch {
     // No JSON body: the status says enough.
