@@ -4,7 +4,7 @@
 // operator token to the admin API, which answers with an HttpOnly cookie; the script never keeps it.
 'use strict';
 
-/** @import { AdminError } from '../admin-schemas.ts' */
+/** @import { AdminError } from '../admin/admin-schemas.ts' */
 
 /**
  * The element the login page (console-pages.ts) always has, of that type.
