@@ -115,15 +115,25 @@ export class Representation {
   }
 
   /**
-   * The compressed bytes (null: identity is sent instead), made on the first call only: on the
-   * event loop up to SYNC_COMPRESSION_MAX_BYTES, else on the thread pool (concurrent first calls
-   * share the work).
+   * Whether the compressed bytes of `coding` must be made on the thread pool first (codedLater):
+   * a large body not compressed yet. Otherwise codedNow has them.
    */
-  coded(coding: ContentCoding): Buffer | null | Promise<Buffer | null> {
+  needsCompressionOffLoop(coding: ContentCoding): boolean {
+    return this.codedIfReady(coding) === undefined && this.identity.length > SYNC_COMPRESSION_MAX_BYTES;
+  }
+
+  /**
+   * The compressed bytes (null: identity is sent instead), made on the event loop on the first call
+   * for a body up to SYNC_COMPRESSION_MAX_BYTES. For a larger one not made yet, use codedLater.
+   */
+  codedNow(coding: ContentCoding): Buffer | null {
     const ready = this.codedIfReady(coding);
     if (ready !== undefined) return ready;
-    if (this.identity.length <= SYNC_COMPRESSION_MAX_BYTES)
-      return this.keep(coding, compressNow(this.identity, coding, true));
+    return this.keep(coding, compressNow(this.identity, coding, true));
+  }
+
+  /** The compressed bytes of a large body, made on the thread pool once: concurrent first calls share the work. */
+  codedLater(coding: ContentCoding): Promise<Buffer | null> {
     if (coding === 'br') return (this.brPending ??= this.compressOffLoop('br'));
     return (this.gzipPending ??= this.compressOffLoop('gzip'));
   }
@@ -195,7 +205,17 @@ export function keptBody(owner: object, json: () => string): Buffer {
   return representation.identity;
 }
 
-/** The Representation whose identity bytes `body` is, if it is one made by keptBody. */
+/**
+ * The Representation of a file served as is for the life of the process (the console's scripts and
+ * styles): the response hook recognises its bytes as it does keptBody's.
+ */
+export function keptFile(bytes: Buffer): Representation {
+  const representation = new Representation(bytes);
+  byBody.set(representation.identity, representation);
+  return representation;
+}
+
+/** The Representation whose identity bytes `body` is, if it is one made by keptBody or keptFile. */
 export function representationOfBody(body: Buffer): Representation | undefined {
   return byBody.get(body);
 }

@@ -34,10 +34,13 @@ export const contentCoding = fastifyPlugin(
         const kept = Buffer.isBuffer(payload) ? representationOfBody(payload) : undefined;
         if (kept !== undefined) return sendRepresentation(request, reply, kept, done);
         if (request.routeOptions.config.cacheable === true) {
-          const document = documents.of(request, reply, payload);
-          if (document instanceof Representation) return sendRepresentation(request, reply, document, done);
-          if (document !== undefined) {
-            document.then(
+          if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+            const document = documents.ofBody(request.routeOptions.url, payload);
+            return sendRepresentation(request, reply, document, done);
+          }
+          // A file of the reference page, streamed by @fastify/static: read once, then kept.
+          if (isFileStream(payload)) {
+            documents.ofFile(reply, payload).then(
               (found) => (found ? sendRepresentation(request, reply, found, done) : done()),
               (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
             );
@@ -90,14 +93,19 @@ function sendRepresentation(
     request.log.error({ err: error }, 'compression failed; the body is sent uncompressed');
     answer(request, reply, representation, undefined, done);
   };
-  let coded: Buffer | null | Promise<Buffer | null>;
+  if (representation.needsCompressionOffLoop(coding)) {
+    representation
+      .codedLater(coding)
+      .then((bytes) => answer(request, reply, representation, bytes ? coding : undefined, done), uncompressed);
+    return;
+  }
+  let coded: Buffer | null;
   try {
-    coded = representation.coded(coding);
+    coded = representation.codedNow(coding);
   } catch (error) {
     return uncompressed(error);
   }
-  if (!(coded instanceof Promise)) return answer(request, reply, representation, coded ? coding : undefined, done);
-  coded.then((bytes) => answer(request, reply, representation, bytes ? coding : undefined, done), uncompressed);
+  answer(request, reply, representation, coded ? coding : undefined, done);
 }
 
 /** Sends the representation in `coding` (compressed already), or 304 when If-None-Match matches it. */
@@ -200,18 +208,8 @@ class DocumentRepresentations {
   private readonly byRoute = new Map<string, DocumentEntry[]>();
   private readonly byFile = new Map<string, Promise<DocumentEntry | undefined>>();
 
-  /** The Representation of this answer, a promise of it while a file is read, or undefined (left as it is). */
-  of(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    payload: unknown,
-  ): Representation | Promise<Representation | undefined> | undefined {
-    if (typeof payload === 'string' || Buffer.isBuffer(payload)) return this.ofBody(request.routeOptions.url, payload);
-    if (isFileStream(payload)) return this.ofFile(reply, payload);
-    return undefined;
-  }
-
-  private ofBody(route: string | undefined, body: string | Buffer): Representation {
+  /** The Representation of a document's text or bytes, kept per route. */
+  ofBody(route: string | undefined, body: string | Buffer): Representation {
     const key = route ?? '';
     const entries = this.byRoute.get(key) ?? [];
     const found = entries.find((entry) => sameBody(entry.source, body));
@@ -221,7 +219,8 @@ class DocumentRepresentations {
     return representation;
   }
 
-  private async ofFile(reply: FastifyReply, stream: ReadStream): Promise<Representation | undefined> {
+  /** The Representation of a file, kept per file while its validator holds; undefined without one. */
+  async ofFile(reply: FastifyReply, stream: ReadStream): Promise<Representation | undefined> {
     const validator = reply.getHeader('etag');
     if (typeof validator !== 'string') return undefined;
     const file = String(stream.path);

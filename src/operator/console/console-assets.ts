@@ -1,23 +1,25 @@
-import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { keptFile } from '../../net/representation.ts';
 
-/** A file the console serves as is, read once at start-up, with the validator its bytes give. */
+/**
+ * A file the console serves as is, read once at start-up. Its bytes are a kept Representation, so
+ * the HTTP core's response hook gives them their ETag (a digest of the bytes, the same on every
+ * instance and after every restart), their 304s and their compressed forms.
+ */
 export interface ConsoleAsset {
   readonly body: Buffer;
   readonly contentType: string;
-  /** Strong ETag: a digest of the bytes, the same on every instance and after every restart. */
-  readonly etag: string;
-  /** The digest alone, for `?v=` on the page's links, so that a release is never mixed with a cached copy. */
+  /** The digest of the ETag, for `?v=` on the page's links, so that a release is never mixed with a cached copy. */
   readonly version: string;
 }
 
 const JAVASCRIPT = 'application/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
-function asset(body: Buffer, contentType: string): ConsoleAsset {
-  const version = hash('sha256', body, 'base64url').slice(0, 22);
-  return { body, contentType, etag: `"${version}"`, version };
+function asset(bytes: Buffer, contentType: string): ConsoleAsset {
+  const representation = keptFile(bytes);
+  return { body: representation.identity, contentType, version: representation.etag.slice(1, -1) };
 }
 
 function own(name: string, contentType: string): ConsoleAsset {

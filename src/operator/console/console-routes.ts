@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { loadConsoleAssets, type ConsoleAsset } from './console-assets.ts';
 import { CONSOLE_PAGES } from './console-page-table.ts';
 import { consolePageHtml, loginPageHtml } from './console-pages.ts';
@@ -51,16 +51,14 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
     app.get(page.url, { schema: { hide: true } }, (_request, reply) => sendPage(reply, html));
   }
   for (const [name, file] of Object.entries(assets.page)) {
-    app.get(`/console/assets/${name}`, { schema: { hide: true } }, (request, reply) => sendAsset(request, reply, file));
+    app.get(`/console/assets/${name}`, { schema: { hide: true } }, (_request, reply) => sendAsset(reply, file));
   }
 
   const login = loginPageHtml(assets);
   // Open to everyone: the operator app's authentication lets /console/login and what is under it through.
   app.get('/console/login', { schema: { hide: true } }, (_request, reply) => sendPage(reply, login));
   for (const [name, file] of Object.entries(assets.login)) {
-    app.get(`/console/login/assets/${name}`, { schema: { hide: true } }, (request, reply) =>
-      sendAsset(request, reply, file),
-    );
+    app.get(`/console/login/assets/${name}`, { schema: { hide: true } }, (_request, reply) => sendAsset(reply, file));
   }
 };
 
@@ -69,17 +67,7 @@ function sendPage(reply: FastifyReply, html: string): FastifyReply {
   return reply.header('content-type', HTML).header('cache-control', 'no-store').send(html);
 }
 
-function sendAsset(request: FastifyRequest, reply: FastifyReply, file: ConsoleAsset): FastifyReply {
-  reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', file.etag);
-  if (matches(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
-  return reply.header('content-type', file.contentType).send(file.body);
-}
-
-/** If-None-Match compared weakly (RFC 9110 13.1.2): `*`, or any listed tag with or without `W/`. */
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false;
-  return ifNoneMatch
-    .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
-    .some((tag) => tag === '*' || tag === etag);
+/** The file's bytes: the core's response hook adds the ETag, answers If-None-Match with 304 and compresses. */
+function sendAsset(reply: FastifyReply, file: ConsoleAsset): FastifyReply {
+  return reply.header('cache-control', ASSET_CACHE_CONTROL).header('content-type', file.contentType).send(file.body);
 }

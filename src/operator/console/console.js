@@ -9,9 +9,9 @@
 
 /**
  * @import { AlignedData, Options } from 'uplot'
- * @import { AdminAccount, AdminAccountDetail, AdminAccountUsage, AdminAccounts, AdminBans } from '../admin/admin-schemas.ts'
- * @import { AdminDeprecatedCallers, AdminError, AdminHistory, AdminKey, AdminStatus } from '../admin/admin-schemas.ts'
- * @import { AdminTopAccounts } from '../admin/admin-schemas.ts'
+ * @import { AdminAccount, AdminAccountDetail, AdminAccountUsage, AdminAccounts } from '../admin/admin-schemas.ts'
+ * @import { AdminBans, AdminDeprecatedCallers, AdminError, AdminHistory, AdminKey } from '../admin/admin-schemas.ts'
+ * @import { AdminStatus, AdminTopAccounts } from '../admin/admin-schemas.ts'
  * @import { ConsolePage } from './console-page-table.ts'
  */
 
