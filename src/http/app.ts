@@ -6,7 +6,7 @@ import { HTTP_ERROR_CODES } from '../errors.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import { sharedSchemas } from '../pets/pet-schemas.ts';
 import type { UsageService } from '../usage/usage-service.ts';
-import { buildHttpApp } from './core.ts';
+import { buildHttpApp, type AppParts, type CoreOptions } from './core.ts';
 import { registerDocsPage } from './docs-page.ts';
 import { serveDocsIndexInPlaceOfRedirect } from './docs-index.ts';
 import type { Metrics } from './metrics.ts';
@@ -39,21 +39,32 @@ export interface AppDependencies {
 }
 
 /**
- * The public API: the HTTP core (src/http/core.ts) plus, in the order of a request, CORS (before
- * authentication, so that preflight requests need no key), authentication and limits, the access
- * log, the usage tally, what deprecated routes announce, the reference page, and the routes. Never
- * listens: src/server.ts does.
+ * The public API: the HTTP core (src/http/core.ts) with the public document and codes, plus its own
+ * parts. Never listens: src/server.ts does.
  */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config } = deps;
-  const core = {
+  return buildHttpApp(publicCore(deps), publicParts(deps));
+}
+
+/** What the public API asks of the core: its schemas, codes and document. */
+export function publicCore(deps: AppDependencies): CoreOptions {
+  return {
     logger: deps.logger,
-    requestTimeoutMs: config.requestTimeoutMs,
+    requestTimeoutMs: deps.config.requestTimeoutMs,
     schemas: [...sharedSchemas, ...USAGE_SCHEMAS],
     errorCodes: HTTP_ERROR_CODES,
-    document: publicDocument(config.publicBaseUrl),
+    document: publicDocument(deps.config.publicBaseUrl),
   };
-  return buildHttpApp(core, async (app) => {
+}
+
+/**
+ * The public API's own parts, in the order of a request: CORS (before authentication, so that
+ * preflight requests need no key), authentication and limits, the access log, the usage tally, what
+ * deprecated routes announce, the reference page, and the routes.
+ */
+export function publicParts(deps: AppDependencies): AppParts {
+  const { config } = deps;
+  return async (app) => {
     await app.register(crossOrigin, { origins: config.corsOrigins });
     await app.register(authentication, { keyVerifier: deps.keyVerifier, limits: deps.limits });
     await app.register(accessLog, { metrics: deps.metrics });
@@ -64,5 +75,5 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await app.register(opsRoutes, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
     await app.register(petRoutes, { pets: deps.pets, publicBaseUrl: config.publicBaseUrl });
     await app.register(usageRoutes, { usage: deps.usage, storageTimeoutMs: config.storageTimeoutMs });
-  });
+  };
 }
