@@ -1,4 +1,4 @@
-import type { PetRecord } from '../storage/store.ts';
+import type { PetRecord } from '../domain/pet.ts';
 
 /**
  * Hand-written serialisation of Pet, checked against the OpenAPI document by the contract test.

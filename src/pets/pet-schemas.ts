@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { HTTP_ERROR_CODES } from '../errors.ts';
-import { PET_STATUSES, type PetStatus } from '../storage/store.ts';
+import { PET_STATUSES, type PetStatus } from '../domain/pet.ts';
 
 /**
  * The shapes of v1, written once. They validate requests (src/http/validation.ts), type the

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { GoneError, IdempotencyConflictError, NotFoundError, StorageUnavailableError } from '../errors.ts';
-import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
+import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
+import type { IdempotentResponse, Store } from '../storage/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
