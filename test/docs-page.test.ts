@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PET_STATUSES } from '../src/storage/store.ts';
+import { PET_STATUSES } from '../src/domain/pet.ts';
 import { request } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 

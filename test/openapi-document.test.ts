@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ERROR_CODES, HTTP_ERROR_CODES, isHttpErrorCode } from '../src/errors.ts';
 import { STATUS_OF } from '../src/http/error-body.ts';
-import { PET_STATUSES } from '../src/storage/store.ts';
+import { PET_STATUSES } from '../src/domain/pet.ts';
 import { assertError, request } from './support/http-client.ts';
 import { loadContract, pathTemplateOf, schemaErrors, type ContractDocument } from './support/openapi-contract.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';

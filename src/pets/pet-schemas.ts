@@ -1,13 +1,14 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { HTTP_ERROR_CODES } from '../errors.ts';
-import { PET_STATUSES, type PetStatus } from '../storage/store.ts';
+import { PET_STATUSES, type NewPetFieldName, type PetFieldName, type PetStatus } from '../domain/pet.ts';
 
 /**
  * The shapes of v1, written once. They validate requests (src/http/validation.ts), type the
  * handlers, and are the OpenAPI document's components. `x-expectation` is the phrase error messages
  * use to say what a valid value looks like. `examples` are the reference page's sample values:
  * without them it makes up values, random strings from the name pattern among them. `cursor` has
- * none on purpose: a made-up cursor is no example of anything.
+ * none on purpose: a made-up cursor is no example of anything. NewPet and Pet have a property per
+ * field of the Pet (src/domain/pet.ts), or fail to compile.
  */
 const STATUS_EXPECTATION = `one of ${PET_STATUSES.join(', ')}`;
 
@@ -48,7 +49,7 @@ export const NewPetSchema = Type.Object(
     name: PetName,
     categoryId: Int64('Category of the animal. Any int64; values beyond 2^53 are kept digit for digit.'),
     status: Type.Optional(PetStatusRef),
-  },
+  } satisfies Record<NewPetFieldName, TSchema>,
   {
     $id: 'NewPet',
     additionalProperties: false,
@@ -62,7 +63,7 @@ export const PetSchema = Type.Object(
     name: PetName,
     categoryId: Int64('Category of the animal.'),
     status: Type.Optional(PetStatusRef),
-  },
+  } satisfies Record<PetFieldName, TSchema>,
   {
     $id: 'Pet',
     additionalProperties: false,

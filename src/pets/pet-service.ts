@@ -1,7 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { GoneError, IdempotencyConflictError, NotFoundError, StorageUnavailableError } from '../errors.ts';
-import type { IdempotentResponse, NewPetRecord, PetRecord, PetStatus, Store } from '../storage/store.ts';
+import {
+  NEW_PET_FIELD_LIST,
+  PET_FIELD_LIST,
+  type NewPetRecord,
+  type PetFieldKind,
+  type PetFieldKinds,
+  type PetRecord,
+  type PetStatus,
+  type SuppliedPetFieldKind,
+} from '../domain/pet.ts';
+import type { IdempotentResponse, Store } from '../storage/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
@@ -177,8 +187,23 @@ function cachedPageBytes(page: PetPage, key: string): number {
   return bytes;
 }
 
+/** What each kind of field adds to a record's size: strings of their own; numbers and fixed words nothing. */
+const FIELD_BYTES: { readonly [K in PetFieldKind]: (value: PetFieldKinds[K]) => number } = {
+  'generated-id': () => 0,
+  text: stringBytes,
+  int64: () => 0,
+  'nullable-enum': () => 0,
+};
+
+const BYTES_OF_FIELDS = PET_FIELD_LIST.map((field) => ({
+  name: field.name,
+  bytes: FIELD_BYTES[field.kind] as (value: PetFieldKinds[PetFieldKind]) => number,
+}));
+
 function recordBytes(pet: PetRecord): number {
-  return ENTRY_OVERHEAD_BYTES + stringBytes(pet.name);
+  let bytes = ENTRY_OVERHEAD_BYTES;
+  for (const field of BYTES_OF_FIELDS) bytes += field.bytes(pet[field.name]);
+  return bytes;
 }
 
 /** A storage failure during a creation, told as what it means to the client: the pet may exist. */
@@ -188,10 +213,24 @@ function unconfirmedIfUnavailable(error: unknown, withKey: boolean): unknown {
   return new StorageUnavailableError(`${UNCONFIRMED_CREATION}; ${retry}`, { cause: error });
 }
 
+/** How each kind of field enters the fingerprint: as a JSON value, an int64 as its digits. */
+const FINGERPRINT_VALUES: {
+  readonly [K in SuppliedPetFieldKind]: (value: PetFieldKinds[K]) => string | null;
+} = {
+  text: (value) => value,
+  int64: (value) => value.toString(),
+  'nullable-enum': (value) => value,
+};
+
+const FINGERPRINTED_FIELDS = NEW_PET_FIELD_LIST.map((field) => ({
+  name: field.name,
+  value: FINGERPRINT_VALUES[field.kind] as (value: PetFieldKinds[SuppliedPetFieldKind]) => string | null,
+}));
+
+/** The supplied fields' values in wire order, e.g. `["Rex","3",null]`, hashed. */
 function fingerprintOf(pet: NewPetRecord): string {
-  return createHash('sha256')
-    .update(JSON.stringify([pet.name, pet.categoryId.toString(), pet.status]))
-    .digest('base64url');
+  const values = FINGERPRINTED_FIELDS.map((field) => field.value(pet[field.name]));
+  return createHash('sha256').update(JSON.stringify(values)).digest('base64url');
 }
 
 function replay(response: IdempotentResponse): CreateOutcome {

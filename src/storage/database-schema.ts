@@ -1,7 +1,7 @@
 import type { ColumnType } from 'kysely';
 import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
 import type { Plan } from '../domain/plans.ts';
-import type { PetStatus } from './store.ts';
+import type { PET_FIELDS, PetFieldName, PetRecord } from '../domain/pet.ts';
 
 /**
  * The tables as Kysely sees them, one interface per table. Integer columns read differently per
@@ -16,12 +16,18 @@ type NullableInteger = ColumnType<IntegerValue | null, number | bigint | null, n
 /** Drawn by the database (identity / autoincrement), never supplied by callers. */
 type GeneratedId = ColumnType<IntegerValue, never, never>;
 
-export interface PetsTable {
-  id: GeneratedId;
-  name: string;
-  /** int64, kept exact on both backends. */
-  category_id: Integer;
-  status: PetStatus | null;
+/** The column type of each kind of Pet field; an int64 is kept exact on both backends. */
+type PetColumnType<N extends PetFieldName> = {
+  readonly 'generated-id': GeneratedId;
+  readonly text: string;
+  readonly int64: Integer;
+  readonly 'nullable-enum': PetRecord[N];
+}[(typeof PET_FIELDS)[N]['kind']];
+
+/** A column per field of the Pet (src/domain/pet.ts), under its column name. */
+type PetColumns = { [N in PetFieldName as (typeof PET_FIELDS)[N]['column']]: PetColumnType<N> };
+
+export interface PetsTable extends PetColumns {
   created_at: Integer;
 }
 

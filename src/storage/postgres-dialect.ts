@@ -31,7 +31,14 @@ import {
   type Database,
   type PetCommitter,
 } from './sql-store.ts';
-import type { IdempotentCreate, IdempotentOutcome, NewPetRecord, PetRecord, Store } from './store.ts';
+import {
+  NEW_PET_FIELD_LIST,
+  type NewPetRecord,
+  type PetFieldKinds,
+  type PetRecord,
+  type SuppliedPetFieldKind,
+} from '../domain/pet.ts';
+import type { IdempotentCreate, IdempotentOutcome, Store } from './store.ts';
 
 export interface PostgresStoreOptions {
   /** Connections this instance may open. */
@@ -492,6 +499,29 @@ interface QueuedCreate {
   reject(error: unknown): void;
 }
 
+/** How each kind of supplied field goes into the batch INSERT: as an element of an array of `type`. */
+const UNNEST_ARRAYS: {
+  readonly [K in SuppliedPetFieldKind]: { readonly type: string; element(value: PetFieldKinds[K]): string | null };
+} = {
+  text: { type: 'text', element: (value) => value },
+  // Sent as decimal text, cast to bigint by the server: exact beyond 2^53.
+  int64: { type: 'bigint', element: (value) => value.toString() },
+  'nullable-enum': { type: 'text', element: (value) => value },
+};
+
+const BATCH_FIELDS = NEW_PET_FIELD_LIST.map((field) => ({
+  name: field.name,
+  element: UNNEST_ARRAYS[field.kind].element as (value: PetFieldKinds[SuppliedPetFieldKind]) => string | null,
+  arrayType: sql.raw(`${UNNEST_ARRAYS[field.kind].type}[]`),
+}));
+
+/** The columns a batch fills, in the order of its arrays; `input` is the unnested batch. */
+const BATCH_COLUMNS = sql.join([...NEW_PET_FIELD_LIST.map((field) => sql.id(field.column)), sql.id('created_at')]);
+const BATCH_INPUT = sql.join([
+  ...NEW_PET_FIELD_LIST.map((field) => sql.ref(`input.${field.column}`)),
+  sql.ref('input.created_at'),
+]);
+
 /** Most creations one group-commit statement carries. */
 const MAX_BATCH = 500;
 
@@ -583,18 +613,18 @@ class PostgresGroupCommit implements PetCommitter {
   private async insertBatch(batch: readonly QueuedCreate[]): Promise<number[]> {
     // Under the lock nothing else draws ids, and rows are inserted in `ord` order, so the batch's
     // ids ascend in input order: sorting them maps each id back to its creation.
+    // An array per column, each cast to its type: `$1::text[], $2::bigint[], …`, the times last.
+    const arrays = BATCH_FIELDS.map(
+      (field) => sql`${batch.map((entry) => field.element(entry.pet[field.name]))}::${field.arrayType}`,
+    );
     const { rows } = await sql<{ id: IntegerValue }>`
       WITH serial AS (SELECT pg_advisory_xact_lock(${lockKey('pets')})),
         input AS (
-          SELECT * FROM unnest(
-            ${batch.map((entry) => entry.pet.name)}::text[],
-            ${batch.map((entry) => entry.pet.categoryId.toString())}::bigint[],
-            ${batch.map((entry) => entry.pet.status)}::text[],
-            ${batch.map((entry) => entry.now)}::bigint[]
-          ) WITH ORDINALITY AS t(name, category_id, status, created_at, ord)
+          SELECT * FROM unnest(${sql.join(arrays)}, ${batch.map((entry) => entry.now)}::bigint[])
+            WITH ORDINALITY AS t(${BATCH_COLUMNS}, ord)
         )
-      INSERT INTO pets (name, category_id, status, created_at)
-      SELECT input.name, input.category_id, input.status, input.created_at FROM input, serial ORDER BY input.ord
+      INSERT INTO pets (${BATCH_COLUMNS})
+      SELECT ${BATCH_INPUT} FROM input, serial ORDER BY input.ord
       RETURNING id`.execute(this.db);
     if (rows.length !== batch.length) throw new Error(`inserted ${rows.length} pets for ${batch.length} creations`);
     return rows.map((row) => Number(row.id)).sort((a, b) => a - b);

@@ -9,8 +9,8 @@ import type {
   IntegerValue,
   KeyBansTable,
   OperatorTokensTable,
-  PetsTable,
 } from './database-schema.ts';
+import { PET_COLUMNS, petRowOf, toPet } from './pet-columns.ts';
 import type {
   AccountKeyStats,
   AccountRecord,
@@ -29,11 +29,9 @@ import type {
   NewAccount,
   NewApiKey,
   NewOperatorToken,
-  NewPetRecord,
   OperatorTokenRecord,
   OperatorTokenStore,
   PetListQuery,
-  PetRecord,
   PetStore,
   RecordedBan,
   Store,
@@ -46,6 +44,7 @@ import type {
   UsageStore,
   KeyCallsQuery,
 } from './store.ts';
+import type { NewPetRecord, PetRecord } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
 import { REFUSAL_OUTCOMES } from '../domain/usage.ts';
 
@@ -90,18 +89,6 @@ export type Database = Kysely<DatabaseSchema>;
 
 const toNumber = (value: IntegerValue): number => Number(value);
 const toNullableNumber = (value: IntegerValue | null): number | null => (value === null ? null : Number(value));
-
-const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
-
-type PetRow = Pick<Selectable<PetsTable>, (typeof PET_COLUMNS)[number]>;
-
-/** BigInt() of the driver's decimal string or exact bigint keeps categoryId digit for digit. */
-const toPet = (row: PetRow): PetRecord => ({
-  id: toNumber(row.id),
-  name: row.name,
-  categoryId: BigInt(row.category_id),
-  status: row.status,
-});
 
 const toAccount = (row: Selectable<AccountsTable>): AccountRecord => ({
   id: toNumber(row.id),
@@ -149,10 +136,7 @@ const withoutHash = ({ id, name, createdAt, revokedAt, lastUsedAt }: StoredOpera
 // Statements shared by both dialects
 
 export const insertPet = (db: Database, pet: NewPetRecord, now: number) =>
-  db
-    .insertInto('pets')
-    .values({ name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: now })
-    .returning('id');
+  db.insertInto('pets').values(petRowOf(pet, now)).returning('id');
 
 /** The record an earlier request with this key left, if any. */
 export const findIdempotency = (db: Database, scope: IdempotencyScope) =>

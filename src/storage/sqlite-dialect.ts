@@ -27,7 +27,8 @@ import {
   WriterLock,
   type SqliteConnections,
 } from './sqlite-connections.ts';
-import type { IdempotentCreate, IdempotentOutcome, NewPetRecord, PetRecord, Store } from './store.ts';
+import type { NewPetRecord, PetRecord } from '../domain/pet.ts';
+import type { IdempotentCreate, IdempotentOutcome, Store } from './store.ts';
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit is on disk

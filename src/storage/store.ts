@@ -2,25 +2,9 @@
  * The storage seam. Each backend (sqlite-dialect.ts, postgres-dialect.ts) implements `Store` in one
  * file; services depend only on this interface. Times are milliseconds since the epoch.
  */
+import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
 import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
-
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
-export type PetStatus = (typeof PET_STATUSES)[number];
-
-export interface PetRecord {
-  readonly id: number;
-  readonly name: string;
-  /** int64, kept exactly: beyond 2^53 a JS number would lose digits. */
-  readonly categoryId: bigint;
-  readonly status: PetStatus | null;
-}
-
-export interface NewPetRecord {
-  readonly name: string;
-  readonly categoryId: bigint;
-  readonly status: PetStatus | null;
-}
 
 export interface PetListQuery {
   /** Only pets with an id strictly greater than this (0 for the first page). */

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { ConflictError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
-import type { PetRecord, PetStatus, Store } from '../../src/storage/store.ts';
+import type { PetRecord, PetStatus } from '../../src/domain/pet.ts';
+import type { Store } from '../../src/storage/store.ts';
 import { backends, pgBouncerBackend } from '../support/backends.ts';
 
 /**

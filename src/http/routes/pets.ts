@@ -13,7 +13,7 @@ import {
   type NewPetBody,
 } from '../../pets/pet-schemas.ts';
 import type { PetPage, PetService } from '../../pets/pet-service.ts';
-import type { PetRecord } from '../../storage/store.ts';
+import type { PetRecord } from '../../domain/pet.ts';
 import {
   errorResponses,
   headerRefs,
