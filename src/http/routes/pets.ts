@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { exactInteger } from '../json-body.ts';
 import { petToJson } from '../../pets/pet-json.ts';
@@ -55,11 +55,14 @@ const PET_HEADERS: readonly HeaderUse[] = [
 ];
 
 /** The pets operations of v1: HTTP in, calls of the pet service (src/pets/pet-service.ts), HTTP out. */
-export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, options) => {
-  const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
-  const { pets, publicBaseUrl } = options;
-  const sunset = pets.deprecation.sunsetAt.toUTCString();
+export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (app, options) => {
+  listPetsRoute(app, options);
+  createPetRoute(app, options);
+  getPetRoute(app, options);
+};
 
+function listPetsRoute(untyped: FastifyInstance, { pets, publicBaseUrl }: PetsRouteOptions): void {
+  const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/pets',
     {
@@ -94,7 +97,10 @@ export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, o
       sendPage(reply, page, nextPage);
     },
   );
+}
 
+function createPetRoute(untyped: FastifyInstance, { pets, publicBaseUrl }: PetsRouteOptions): void {
+  const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/pets',
     {
@@ -143,7 +149,12 @@ export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, o
       sendJson(reply, outcome.body, outcome.statusCode);
     },
   );
+}
 
+/** The deprecated read of one pet. */
+function getPetRoute(untyped: FastifyInstance, { pets }: PetsRouteOptions): void {
+  const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
+  const sunset = pets.deprecation.sunsetAt.toUTCString();
   app.get(
     '/v1/pets/:petId',
     {
@@ -175,7 +186,7 @@ export const petRoutes: FastifyPluginAsync<PetsRouteOptions> = async (untyped, o
       sendPet(reply, pet);
     },
   );
-};
+}
 
 /** `nextPage`: the URL of the next page without its cursor. */
 function sendPage(reply: FastifyReply, page: PetPage, nextPage: string): void {
