@@ -45,7 +45,7 @@ export interface MetricsRouteOptions {
 
 /** GET (and HEAD) /metrics in Prometheus text, without a token: Prometheus scrapes it. */
 export const metricsRoute: FastifyPluginAsync<MetricsRouteOptions> = async (app, { render, contentType }) => {
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     let text: string;
     try {
       text = await render.text();

@@ -80,8 +80,9 @@ export class OperatorGate {
 }
 
 /**
- * Whether a path needs a token: the admin API and the console, except the console's login page and
- * its assets (`/console/login…`). /metrics and anything else do not.
+ * Whether a path no route serves lies in the areas behind a token: the admin API and the console,
+ * but the console's login page and what is under it (`/console/login…`). Also what the audit log
+ * records.
  */
 export function isGuardedPath(path: string): boolean {
   if (path === '/admin' || path.startsWith('/admin/')) return true;
@@ -90,14 +91,14 @@ export function isGuardedPath(path: string): boolean {
 }
 
 /**
- * Judged by the route's template when a route matched: the router decodes the path before matching,
- * so the raw URL (`/%61dmin/v1/status`) is not what decides. A path no route serves is judged by its
- * decoded form, so that nothing under /admin or /console shows even whether it exists.
+ * A route needs a token unless its config says it is public (/metrics, the console's login page and
+ * its assets, logging in and out). A path no route serves is judged by its decoded form (the router
+ * decodes before matching, so `/%61dmin/…` is `/admin/…`): under /admin or /console it needs a token
+ * too, so that nothing there shows even whether it exists.
  */
 function needsToken(request: FastifyRequest): boolean {
-  const template = request.routeOptions.url;
-  if (template === SESSION_PATH && (request.method === 'POST' || request.method === 'DELETE')) return false;
-  return isGuardedPath(template ?? decodedPath(request.url));
+  if (request.routeOptions.url !== undefined) return request.routeOptions.config.public !== true;
+  return isGuardedPath(decodedPath(request.url));
 }
 
 function decodedPath(url: string): string {

@@ -55,10 +55,14 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
   }
 
   const login = loginPageHtml(assets);
-  // Open to everyone: the operator app's authentication lets /console/login and what is under it through.
-  app.get('/console/login', { schema: { hide: true } }, (_request, reply) => sendPage(reply, login));
+  // Open to everyone (public): the page that takes the token, and its own files.
+  app.get('/console/login', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
+    sendPage(reply, login),
+  );
   for (const [name, file] of Object.entries(assets.login)) {
-    app.get(`/console/login/assets/${name}`, { schema: { hide: true } }, (_request, reply) => sendAsset(reply, file));
+    app.get(`/console/login/assets/${name}`, { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
+      sendAsset(reply, file),
+    );
   }
 };
 
