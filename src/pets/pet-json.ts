@@ -17,23 +17,20 @@ const WRITERS: { readonly [K in PetFieldKind]: (value: PetFieldKinds[K], before:
 
 type FieldWriter = (value: PetFieldKinds[PetFieldKind], before: string) => string;
 
-/**
- * One concatenation of the fields' writers, made once from PET_FIELDS: as fast as writing it by hand,
- * where a loop over the fields on each call is not. Only names from the table enter the source.
- */
-function compilePetToJson(): (pet: PetRecord) => string {
-  if (PET_FIELD_LIST[0]?.kind === 'nullable-enum') throw new Error('the first field of a Pet is never left out');
-  const writers = PET_FIELD_LIST.map((field) => WRITERS[field.kind] as FieldWriter);
-  const parts = PET_FIELD_LIST.map((field, index) => {
-    const before = `${index === 0 ? '{' : ','}${JSON.stringify(field.name)}:`;
-    return `w${index}(pet[${JSON.stringify(field.name)}], ${JSON.stringify(before)})`;
-  });
-  const names = writers.map((_, index) => `w${index}`);
-  const compile = new Function(...names, `return (pet) => ${parts.join(' + ')} + '}';`);
-  return (compile as (...fieldWriters: FieldWriter[]) => (pet: PetRecord) => string)(...writers);
-}
+if (PET_FIELD_LIST[0]?.kind === 'nullable-enum') throw new Error('the first field of a Pet is never left out');
 
-export const petToJson: (pet: PetRecord) => string = compilePetToJson();
+/** Each field with what comes before its value (`{"id":`, `,"name":`…) and its kind's writer, in wire order. */
+const WRITTEN_FIELDS = PET_FIELD_LIST.map((field, index) => ({
+  name: field.name,
+  before: `${index === 0 ? '{' : ','}${JSON.stringify(field.name)}:`,
+  write: WRITERS[field.kind] as FieldWriter,
+}));
+
+export function petToJson(pet: PetRecord): string {
+  let out = '';
+  for (const field of WRITTEN_FIELDS) out += field.write(pet[field.name], field.before);
+  return out + '}';
+}
 
 export function petsToJson(pets: readonly PetRecord[]): string {
   let out = '[';

@@ -40,22 +40,18 @@ const READERS: { readonly [K in PetFieldKind]: (value: PetColumnValues[K]) => Pe
 
 type ColumnReader = (value: ColumnValue) => PetFieldKinds[PetFieldKind];
 
-/**
- * `(row) => ({ id: r0(row["id"]), name: r1(row["name"]), … })`, made once from PET_FIELDS: one object
- * of a fixed shape per row, as a literal makes, on every page read. Only names from the table enter
- * the source; the readers are the typed functions above.
- */
-function compileToPet(): (row: PetRow) => PetRecord {
-  const readers = PET_FIELD_LIST.map((field) => READERS[field.kind] as ColumnReader);
-  const properties = PET_FIELD_LIST.map(
-    (field, index) => `${JSON.stringify(field.name)}: r${index}(row[${JSON.stringify(field.column)}])`,
-  );
-  const names = readers.map((_, index) => `r${index}`);
-  const compile = new Function(...names, `return (row) => ({ ${properties.join(', ')} });`);
-  return (compile as (...columnReaders: ColumnReader[]) => (row: PetRow) => PetRecord)(...readers);
-}
+const READ_FIELDS = PET_FIELD_LIST.map((field) => ({
+  name: field.name,
+  column: field.column,
+  read: READERS[field.kind] as ColumnReader,
+}));
 
-export const toPet: (row: PetRow) => PetRecord = compileToPet();
+/** The record of a row read from `pets`: each field by its kind's reader. */
+export function toPet(row: PetRow): PetRecord {
+  const pet: Record<string, PetFieldKinds[PetFieldKind]> = {};
+  for (const field of READ_FIELDS) pet[field.name] = field.read(row[field.column]);
+  return pet as PetRecord;
+}
 
 /** What a column is given: Kysely sends an int64 as a bigint to both drivers. */
 type ColumnInput = string | number | bigint | null;
