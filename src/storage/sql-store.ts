@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { settleWithin } from '../deadline.ts';
 import { ConflictError, StorageUnavailableError } from '../errors.ts';
 import type {
@@ -9,6 +9,7 @@ import type {
   IntegerValue,
   KeyBansTable,
   OperatorTokensTable,
+  PetsTable,
 } from './database-schema.ts';
 import { PET_COLUMNS, petRowOf, toPet } from './pet-columns.ts';
 import type {
@@ -135,8 +136,11 @@ const withoutHash = ({ id, name, createdAt, revokedAt, lastUsedAt }: StoredOpera
 // ---------------------------------------------------------------------------------------------
 // Statements shared by both dialects
 
-export const insertPet = (db: Database, pet: NewPetRecord, now: number) =>
-  db.insertInto('pets').values(petRowOf(pet, now)).returning('id');
+/** The rows of new pets (petRowOf), in one statement; their ids come back in no documented order. */
+export const insertPets = (db: Database, rows: readonly Insertable<PetsTable>[]) =>
+  db.insertInto('pets').values(rows).returning('id');
+
+export const insertPet = (db: Database, pet: NewPetRecord, now: number) => insertPets(db, [petRowOf(pet, now)]);
 
 /** The record an earlier request with this key left, if any. */
 export const findIdempotency = (db: Database, scope: IdempotencyScope) =>
@@ -146,7 +150,7 @@ export const findIdempotency = (db: Database, scope: IdempotencyScope) =>
     .where('account_id', '=', scope.accountId)
     .where('key', '=', scope.key);
 
-type IdempotencyRow = Pick<Selectable<IdempotencyKeysTable>, 'fingerprint' | 'status_code' | 'body'>;
+export type IdempotencyRow = Pick<Selectable<IdempotencyKeysTable>, 'fingerprint' | 'status_code' | 'body'>;
 
 /**
  * A completed record replays; a row without a response (an unfinished claim written by an earlier
@@ -161,18 +165,28 @@ export const completedOutcome = (row: IdempotencyRow | undefined): IdempotentOut
       }
     : undefined;
 
-/** Stores the completed record, in the creation's own transaction. */
-export const storeIdempotency = (db: Database, request: IdempotentCreate, now: number, response: IdempotentResponse) =>
+/** The completed record of a creation with an idempotency key. */
+export const idempotencyRowOf = (
+  request: IdempotentCreate,
+  now: number,
+  response: IdempotentResponse,
+): Insertable<IdempotencyKeysTable> => ({
+  account_id: request.accountId,
+  key: request.key,
+  fingerprint: request.fingerprint,
+  created_at: now,
+  status_code: response.statusCode,
+  body: response.body,
+});
+
+/**
+ * Stores completed records, in their creations' own transaction, overwriting an unfinished claim;
+ * the rows must name distinct keys.
+ */
+export const storeIdempotencies = (db: Database, rows: readonly Insertable<IdempotencyKeysTable>[]) =>
   db
     .insertInto('idempotency_keys')
-    .values({
-      account_id: request.accountId,
-      key: request.key,
-      fingerprint: request.fingerprint,
-      created_at: now,
-      status_code: response.statusCode,
-      body: response.body,
-    })
+    .values(rows)
     .onConflict((conflict) =>
       conflict.columns(['account_id', 'key']).doUpdateSet((eb) => ({
         fingerprint: eb.ref('excluded.fingerprint'),
@@ -181,6 +195,9 @@ export const storeIdempotency = (db: Database, request: IdempotentCreate, now: n
         body: eb.ref('excluded.body'),
       })),
     );
+
+export const storeIdempotency = (db: Database, request: IdempotentCreate, now: number, response: IdempotentResponse) =>
+  storeIdempotencies(db, [idempotencyRowOf(request, now, response)]);
 
 /** Ids are non-negative safe integers; anything else names no row (and must not reach a bigint cast). */
 const isId = (id: number): boolean => Number.isSafeInteger(id) && id >= 0;

@@ -122,8 +122,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return statement;
   }
 
-  /** Runs a statement at once, for work that must not yield (the group commit). */
-  rowsNow<Row>(query: CompiledQuery<Row>): Row[] {
+  /** Runs a statement at once, for work that must not yield (the group commit): its SQL text and values. */
+  rowsNow<Row>(query: Pick<CompiledQuery, 'sql' | 'parameters'>): Row[] {
     return this.prepare(query.sql).all(query.parameters) as Row[];
   }
 
