@@ -1,5 +1,5 @@
 import { median } from './report.ts';
-import type { ScenarioName } from './settings.ts';
+import type { CapacityScenarioName } from './settings.ts';
 
 /**
  * What `npm run bench:capacity` measured, as it is saved with `--json`, and the sizing formula that
@@ -12,7 +12,7 @@ export interface ScenarioFigures {
   readonly p99Ms: number;
 }
 
-export type ServiceFigures = Readonly<Record<ScenarioName, ScenarioFigures>>;
+export type ServiceFigures = Readonly<Record<CapacityScenarioName, ScenarioFigures>>;
 
 /** One way of driving the rate-limit script, and what Redis did meanwhile. */
 export interface LimiterRun {
@@ -159,7 +159,7 @@ export interface SizingRow {
   readonly firstToSaturate: Component;
 }
 
-const SCENARIO_SHARES = (writeShare: number): Readonly<Record<ScenarioName, number>> => ({
+const SCENARIO_SHARES = (writeShare: number): Readonly<Record<CapacityScenarioName, number>> => ({
   list: (1 - writeShare) / 2,
   get: (1 - writeShare) / 2,
   post: writeShare,
@@ -168,7 +168,7 @@ const SCENARIO_SHARES = (writeShare: number): Readonly<Record<ScenarioName, numb
 /** Requests a second of one instance at the mix: each request takes its scenario's share of a second. */
 export function mixedRequestsPerSecond(service: ServiceFigures, writeShare: number): number {
   const shares = SCENARIO_SHARES(writeShare);
-  const secondsPerRequest = (Object.keys(shares) as ScenarioName[]).reduce(
+  const secondsPerRequest = (Object.keys(shares) as CapacityScenarioName[]).reduce(
     (sum, name) => sum + shares[name] / service[name].requestsPerSecond,
     0,
   );

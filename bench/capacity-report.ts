@@ -12,7 +12,7 @@ import {
   type SizingInputs,
   type SizingRow,
 } from './capacity-model.ts';
-import { SCENARIO_NAMES } from './settings.ts';
+import { CAPACITY_SCENARIO_NAMES } from './settings.ts';
 
 /** A table for the terminal or for Markdown; numeric columns are right-aligned. */
 export interface Table {
@@ -77,7 +77,7 @@ export function serviceTable(figures: CapacityFigures, assumptions: Assumptions)
   const backends = measured.filter((entry): entry is [string, ServiceFigures] => entry[1] !== undefined);
   if (backends.length === 0) return undefined;
   const headers = ['One instance', ...backends.flatMap(([name]) => [`${name}: req/s`, 'p99 ms'])];
-  const rows = SCENARIO_NAMES.map((scenario) => [
+  const rows = CAPACITY_SCENARIO_NAMES.map((scenario) => [
     scenario,
     ...backends.flatMap(([, service]) => [whole(service[scenario].requestsPerSecond), ms(service[scenario].p99Ms)]),
   ]);

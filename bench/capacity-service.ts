@@ -6,7 +6,7 @@ import { freshRedisPrefix, freshSchema, log } from './capacity-resources.ts';
 import type { CapacitySettings } from './capacity-settings.ts';
 import { buildScenarios, measure } from './load.ts';
 import { seedPets, startService } from './servers.ts';
-import { SCENARIO_NAMES, type ScenarioName } from './settings.ts';
+import { CAPACITY_SCENARIO_NAMES, type CapacityScenarioName } from './settings.ts';
 import type { CleanUp } from './entry.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -34,9 +34,9 @@ export async function measureService(backend: ServiceBackend, settings: Capacity
     steps.push(() => server.stop());
     log(`${backend}: seeding ${settings.pets} pets`);
     const target = { name: backend, url: server.url, key, petIds: await seedPets(server.url, key, settings.pets) };
-    const figures: Partial<Record<ScenarioName, ScenarioFigures>> = {};
+    const figures: Partial<Record<CapacityScenarioName, ScenarioFigures>> = {};
     const problems: string[] = [];
-    for (const scenario of buildScenarios(SCENARIO_NAMES, settings.pets)) {
+    for (const scenario of buildScenarios(CAPACITY_SCENARIO_NAMES, settings.pets)) {
       await measure(target, scenario, settings.connections, WARMUP_SECONDS);
       const result = await measure(target, scenario, settings.connections, settings.durationSeconds);
       const { requestsPerSecond, p50Ms, p99Ms } = result;

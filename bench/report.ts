@@ -43,12 +43,18 @@ export function pairedRatio(of: readonly RunFigures[], to: readonly RunFigures[]
 }
 
 const line = (cells: readonly string[]): string =>
-  cells.map((cell, column) => (column === 0 ? cell.padEnd(9) : cell.padStart(column === 4 ? 14 : 8))).join(' ');
+  cells.map((cell, column) => (column === 0 ? cell.padEnd(13) : cell.padStart(column === 4 ? 14 : 8))).join(' ');
 
-/** A table of one scenario: medians per target, the ratio to `bare`, and current/baseline when both ran. */
+/** What the service (in compare mode the current commit) is set beside, in this order, when it ran. */
+const REFERENCES = ['baseline', 'express', 'fastify-hello'] as const;
+
+/**
+ * A table of one scenario: medians per target, the ratio to `bare`, and the service's ratio to each
+ * reference that ran (`current/baseline`, `service/express`…): of the medians, and the median of the rounds'.
+ */
 export function formatScenario(title: string, targets: readonly TargetRuns[]): string {
   const runsOf = (name: string) => targets.find(({ target }) => target === name)?.runs;
-  const [bare, baseline, current] = [runsOf('bare'), runsOf('baseline'), runsOf('current')];
+  const bare = runsOf('bare');
   const rows = targets.map(({ target, runs }) => {
     const { requestsPerSecond, p50Ms, p99Ms } = medianFigures(runs);
     const ratio = bare === undefined ? '' : throughputRatio(runs, bare).toFixed(2);
@@ -64,12 +70,32 @@ export function formatScenario(title: string, targets: readonly TargetRuns[]): s
     `${title} (medians of ${targets[0]?.runs.length ?? 0} rounds)`,
     line(['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare']),
   ];
-  const comparison =
-    current === undefined || baseline === undefined
-      ? []
-      : [
-          `current/baseline req/s: ${throughputRatio(current, baseline).toFixed(3)} (ratio of medians), ` +
-            `${pairedRatio(current, baseline).toFixed(3)} (median of the rounds' ratios)`,
-        ];
-  return [...header, ...rows, ...comparison].join('\n');
+  const serviceName = runsOf('current') === undefined ? 'service' : 'current';
+  const service = runsOf(serviceName);
+  const comparisons = REFERENCES.flatMap((reference) => {
+    const other = runsOf(reference);
+    if (service === undefined || other === undefined) return [];
+    return [
+      `${serviceName}/${reference} req/s: ${throughputRatio(service, other).toFixed(3)} (ratio of medians), ` +
+        `${pairedRatio(service, other).toFixed(3)} (median of the rounds' ratios)`,
+    ];
+  });
+  return [...header, ...rows, ...comparisons].join('\n');
+}
+
+/** A target's peak resident memory over the measured rounds, in bytes; undefined where it could not be read. */
+export interface TargetMemory {
+  readonly target: string;
+  readonly peakRssBytes: number | undefined;
+}
+
+/** One line per target: its peak RSS in MiB. */
+export function formatPeakRss(targets: readonly TargetMemory[]): string {
+  const rows = targets.map(({ target, peakRssBytes }) =>
+    [
+      target.padEnd(13),
+      (peakRssBytes === undefined ? 'unknown' : (peakRssBytes / 1024 / 1024).toFixed(1)).padStart(8),
+    ].join(' '),
+  );
+  return ['Peak RSS over warm-up and rounds (VmHWM, MiB)', ...rows].join('\n');
 }

@@ -8,8 +8,8 @@ import { requestShape, type BareResponses } from './bare-server.ts';
 import { checkOutBaseline } from './baseline.ts';
 import { runEntry, type CleanUp } from './entry.ts';
 import { buildScenarios, measure, type LoadTarget, type Scenario } from './load.ts';
-import { formatScenario, type RunFigures } from './report.ts';
-import { seedPets, startBare, startService } from './servers.ts';
+import { formatPeakRss, formatScenario, type RunFigures } from './report.ts';
+import { seedPets, startBare, startExpress, startFastifyHello, startService, type ChildServer } from './servers.ts';
 import { loadSettings, type BenchSettings } from './settings.ts';
 
 /**
@@ -131,25 +131,47 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
     log(`baseline ${settings.baseline} is commit ${baseline.commit}`);
   }
   const services: LoadTarget[] = [];
+  const servers = new Map<string, ChildServer>();
   for (const { name, dir } of checkouts) {
     log(`seeding ${PETS} pets into ${name}`);
     const url = await databaseUrl(settings, workDir, name, cleanUps);
     const { server, key } = await startService(name, dir, url, settings.redisUrl);
     cleanUps.push(() => server.stop());
+    servers.set(name, server);
     services.push({ name, url: server.url, key, petIds: await seedPets(server.url, key, PETS) });
   }
+  // The stack people would pick instead, on SQLite whatever BENCH_DATABASE_URL says; seeded the same way.
+  log(`seeding ${PETS} pets into express`);
+  const express = await startExpress(join(workDir, 'express.db'));
+  cleanUps.push(() => express.server.stop());
+  servers.set('express', express.server);
+  const expressIds = await seedPets(express.server.url, express.key, PETS);
   const scenarios = buildScenarios(settings.scenarios, PETS);
   const current = services.at(-1) as LoadTarget;
-  const bare = await startBare(await bareResponses(scenarios, current, settings.acceptEncoding));
+  const responses = await bareResponses(scenarios, current, settings.acceptEncoding);
+  const bare = await startBare(responses);
   cleanUps.push(() => bare.stop());
-  const targets = [{ name: 'bare', url: bare.url, key: undefined, petIds: current.petIds }, ...services];
+  servers.set('bare', bare);
+  const fastifyHello = await startFastifyHello(responses);
+  cleanUps.push(() => fastifyHello.stop());
+  servers.set('fastify-hello', fastifyHello);
+  const targets: LoadTarget[] = [
+    { name: 'bare', url: bare.url, key: undefined, petIds: current.petIds },
+    { name: 'fastify-hello', url: fastifyHello.url, key: undefined, petIds: current.petIds },
+    { name: 'express', url: express.server.url, key: express.key, petIds: expressIds },
+    ...services,
+  ];
   const encoding = settings.acceptEncoding === undefined ? '' : `, Accept-Encoding: ${settings.acceptEncoding}`;
   log(`${settings.rounds} rounds of ${settings.durationSeconds} s per scenario and target${encoding}`);
+  // The peaks count from here: the load of the rounds, not the seeding's.
+  for (const server of servers.values()) server.resetPeakRss();
   const { runs, problems } = await runRounds(settings, scenarios, targets);
+  const memory = targets.map(({ name }) => ({ target: name, peakRssBytes: servers.get(name)?.peakRssBytes() }));
   for (const scenario of scenarios) {
     const perTarget = targets.map(({ name }) => ({ target: name, runs: runs.get(`${scenario.name} ${name}`) ?? [] }));
     process.stdout.write(`\n${formatScenario(scenario.title, perTarget)}\n`);
   }
+  process.stdout.write(`\n${formatPeakRss(memory)}\n`);
   for (const problem of problems) log(problem);
   return problems.length > 0 ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +14,30 @@ const STATUSES = ['available', 'pending', 'sold'];
 /** A server started as a child process, its stdout discarded. */
 export interface ChildServer {
   readonly url: string;
+  /** Its peak resident set since it started or since the last `resetPeakRss`, in bytes; undefined where unknown. */
+  peakRssBytes(): number | undefined;
+  /** Starts its peak anew from its resident set now (Linux 4.0 and later; elsewhere it does nothing). */
+  resetPeakRss(): void;
   stop(): Promise<void>;
+}
+
+/** VmHWM of /proc/<pid>/status: the most resident memory the process has held. */
+function readPeakRss(pid: number | undefined): number | undefined {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writing 5 to /proc/<pid>/clear_refs sets VmHWM back to the current VmRSS. */
+function resetPeakRss(pid: number | undefined): void {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // No procfs, or a kernel without it: the peak then counts from the start.
+  }
 }
 
 /** Only PATH and HOME of the caller's environment, so that a stray PORT or DATABASE_URL cannot reach a server. */
@@ -65,7 +89,7 @@ async function startServer(name: string, cwd: string, args: string[], env: NodeJ
         () => false,
       )
     )
-      return { url, stop };
+      return { url, stop, peakRssBytes: () => readPeakRss(child.pid), resetPeakRss: () => resetPeakRss(child.pid) };
     await sleep(100);
   }
   await stop();
@@ -75,6 +99,24 @@ async function startServer(name: string, cwd: string, args: string[], env: NodeJ
 export function startBare(responses: BareResponses): Promise<ChildServer> {
   const env = cleanEnv({ BARE_RESPONSES: JSON.stringify(responses) });
   return startServer('bare server', import.meta.dirname, [join(import.meta.dirname, 'bare-server.ts')], env);
+}
+
+/** Fastify's hello world: the bare server's canned answers, sent by a Fastify app with a route per request shape. */
+export function startFastifyHello(responses: BareResponses): Promise<ChildServer> {
+  const env = cleanEnv({ BARE_RESPONSES: JSON.stringify(responses) });
+  const entry = join(import.meta.dirname, 'fastify-hello-server.ts');
+  return startServer('Fastify hello world', import.meta.dirname, [entry], env);
+}
+
+/**
+ * The Express app (express-server.ts) on a fresh SQLite file at `databaseFile`, with one API key of
+ * its own, which it keeps hashed; seed its pets with `seedPets` like the service's.
+ */
+export async function startExpress(databaseFile: string) {
+  const key = `bench_${randomBytes(24).toString('base64url')}`;
+  const env = cleanEnv({ DATABASE_FILE: databaseFile, API_KEY: key });
+  const entry = join(import.meta.dirname, 'express-server.ts');
+  return { key, server: await startServer('Express app', import.meta.dirname, [entry], env) };
 }
 
 /**

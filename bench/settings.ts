@@ -1,7 +1,11 @@
 import { parseArgs } from 'node:util';
 
-export const SCENARIO_NAMES = ['list', 'get', 'post'] as const;
+export const SCENARIO_NAMES = ['list', 'get', 'get-all', 'get-zipf', 'post'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+/** The scenarios `npm run bench:capacity` measures: the three its sizing mixes. */
+export const CAPACITY_SCENARIO_NAMES = ['list', 'get', 'post'] as const satisfies readonly ScenarioName[];
+export type CapacityScenarioName = (typeof CAPACITY_SCENARIO_NAMES)[number];
 
 /** One benchmark run, from BENCH_* variables and the command line (`--baseline <git-ref>`). */
 export type BenchSettings = ReturnType<typeof loadSettings>;

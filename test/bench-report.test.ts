@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  formatPeakRss,
   formatScenario,
   median,
   medianFigures,
@@ -52,5 +53,51 @@ describe('bench report', () => {
     assert.match(lines[3] ?? '', /^baseline\s+1,000 .* 0\.50$/);
     assert.match(lines[4] ?? '', /^current\s+1,100 .* 0\.55$/);
     assert.equal(lines[5], "current/baseline req/s: 1.100 (ratio of medians), 1.100 (median of the rounds' ratios)");
+  });
+
+  it('sets the service beside Express and Fastify’s hello world, by medians and by rounds', () => {
+    const table = formatScenario('GET /v1/pets/{id}', [
+      { target: 'bare', runs: [run(4000), run(4000), run(4000)] },
+      { target: 'fastify-hello', runs: [run(3000), run(2000), run(2500)] },
+      { target: 'express', runs: [run(1000), run(2000), run(1500)] },
+      { target: 'service', runs: [run(1500), run(2400), run(1500)] },
+    ]);
+    const lines = table.split('\n');
+    assert.match(lines[3] ?? '', /^fastify-hello\s+2,500 .* 0\.63$/);
+    assert.match(lines[4] ?? '', /^express\s+1,500 .* 0\.38$/);
+    assert.equal(lines[6], "service/express req/s: 1.000 (ratio of medians), 1.200 (median of the rounds' ratios)");
+    assert.equal(
+      lines[7],
+      "service/fastify-hello req/s: 0.600 (ratio of medians), 0.600 (median of the rounds' ratios)",
+    );
+    assert.equal(lines.length, 8);
+  });
+
+  it('names the current commit in compare mode: current/baseline, then current/express', () => {
+    const table = formatScenario('POST /v1/pets', [
+      { target: 'bare', runs: [run(2000)] },
+      { target: 'express', runs: [run(500)] },
+      { target: 'baseline', runs: [run(1000)] },
+      { target: 'current', runs: [run(1100)] },
+    ]);
+    const comparisons = table.split('\n').slice(6);
+    assert.deepEqual(comparisons, [
+      "current/baseline req/s: 1.100 (ratio of medians), 1.100 (median of the rounds' ratios)",
+      "current/express req/s: 2.200 (ratio of medians), 2.200 (median of the rounds' ratios)",
+    ]);
+  });
+
+  it('prints each target’s peak RSS in MiB, and says when it could not be read', () => {
+    const text = formatPeakRss([
+      { target: 'bare', peakRssBytes: 50 * 1024 * 1024 },
+      { target: 'express', peakRssBytes: 123.45 * 1024 * 1024 },
+      { target: 'service', peakRssBytes: undefined },
+    ]);
+    assert.deepEqual(text.split('\n'), [
+      'Peak RSS over warm-up and rounds (VmHWM, MiB)',
+      'bare              50.0',
+      'express          123.5',
+      'service        unknown',
+    ]);
   });
 });
