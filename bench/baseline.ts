@@ -4,10 +4,10 @@ import { join } from 'node:path';
 
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
-/** Checks `ref` out, detached, into `parentDir`/baseline as a worktree of the repository at `root`. */
+/** Checks `ref` out, detached, into `parentDir`/baseline-<commit> as a worktree of the repository at `root`. */
 export function checkOutBaseline(root: string, ref: string, parentDir: string) {
   const commit = git(root, 'rev-parse', '--short', `${ref}^{commit}`);
-  const dir = join(parentDir, 'baseline');
+  const dir = join(parentDir, `baseline-${commit}`);
   git(root, 'worktree', 'add', '--detach', dir, commit);
   // The current checkout's node_modules holds every package an earlier release needs, so the baseline
   // borrows it (a symlink) instead of installing its own.

@@ -45,12 +45,13 @@ export function pairedRatio(of: readonly RunFigures[], to: readonly RunFigures[]
 const line = (cells: readonly string[]): string =>
   cells.map((cell, column) => (column === 0 ? cell.padEnd(13) : cell.padStart(column === 4 ? 14 : 8))).join(' ');
 
-/** What the service (in compare mode the current commit) is set beside, in this order, when it ran. */
-const REFERENCES = ['baseline', 'express', 'fastify-hello'] as const;
+/** The stacks the service is set beside, after the earlier commits (every other target but `bare`). */
+const STACKS = ['express', 'fastify-hello'];
 
 /**
  * A table of one scenario: medians per target, the ratio to `bare`, and the service's ratio to each
- * reference that ran (`current/baseline`, `service/express`…): of the medians, and the median of the rounds'.
+ * earlier commit and other stack that ran (`current/baseline`, `service/express`…): of the medians,
+ * and the median of the rounds'.
  */
 export function formatScenario(title: string, targets: readonly TargetRuns[]): string {
   const runsOf = (name: string) => targets.find(({ target }) => target === name)?.runs;
@@ -72,7 +73,9 @@ export function formatScenario(title: string, targets: readonly TargetRuns[]): s
   ];
   const serviceName = runsOf('current') === undefined ? 'service' : 'current';
   const service = runsOf(serviceName);
-  const comparisons = REFERENCES.flatMap((reference) => {
+  const others = targets.map(({ target }) => target).filter((name) => name !== 'bare' && name !== serviceName);
+  const references = [...others.filter((name) => !STACKS.includes(name)), ...STACKS];
+  const comparisons = references.flatMap((reference) => {
     const other = runsOf(reference);
     if (service === undefined || other === undefined) return [];
     return [

@@ -13,7 +13,7 @@ import { seedPets, startBare, startExpress, startFastifyHello, startService, typ
 import { loadSettings, type BenchSettings } from './settings.ts';
 
 /**
- * `npm run bench [-- --baseline <git-ref>]`: the service (and in compare mode an earlier commit's)
+ * `npm run bench [-- --baseline <git-ref> …]`: the service (and in compare mode an earlier commit's)
  * against a bare node:http server, in alternating rounds; medians and ratios on stdout. See README.md.
  */
 const ROOT = join(import.meta.dirname, '..');
@@ -123,12 +123,14 @@ async function runRounds(settings: BenchSettings, scenarios: readonly Scenario[]
 async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<number> {
   const workDir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   cleanUps.push(() => rmSync(workDir, { recursive: true, force: true }));
-  const checkouts = [{ name: settings.baseline === undefined ? 'service' : 'current', dir: ROOT }];
-  if (settings.baseline !== undefined) {
-    const baseline = checkOutBaseline(ROOT, settings.baseline, workDir);
+  const checkouts = [{ name: settings.baselines.length === 0 ? 'service' : 'current', dir: ROOT }];
+  for (const ref of settings.baselines.toReversed()) {
+    const baseline = checkOutBaseline(ROOT, ref, workDir);
     cleanUps.push(() => baseline.remove());
-    checkouts.unshift({ name: 'baseline', dir: baseline.dir });
-    log(`baseline ${settings.baseline} is commit ${baseline.commit}`);
+    // One baseline is `baseline`; several are named by their commits.
+    const name = settings.baselines.length === 1 ? 'baseline' : baseline.commit;
+    checkouts.unshift({ name, dir: baseline.dir });
+    log(`baseline ${ref} is commit ${baseline.commit}`);
   }
   const services: LoadTarget[] = [];
   const servers = new Map<string, ChildServer>();

@@ -87,6 +87,22 @@ describe('bench report', () => {
     ]);
   });
 
+  it('names several earlier commits by their commits, each compared in the order they ran', () => {
+    const table = formatScenario('GET /v1/pets/{id}', [
+      { target: 'bare', runs: [run(2000)] },
+      { target: 'express', runs: [run(400)] },
+      { target: '83017fd', runs: [run(1000)] },
+      { target: '642166c', runs: [run(800)] },
+      { target: 'current', runs: [run(1200)] },
+    ]);
+    const comparisons = table.split('\n').slice(7);
+    assert.deepEqual(comparisons, [
+      "current/83017fd req/s: 1.200 (ratio of medians), 1.200 (median of the rounds' ratios)",
+      "current/642166c req/s: 1.500 (ratio of medians), 1.500 (median of the rounds' ratios)",
+      "current/express req/s: 3.000 (ratio of medians), 3.000 (median of the rounds' ratios)",
+    ]);
+  });
+
   it('prints each target’s peak RSS in MiB, and says when it could not be read', () => {
     const text = formatPeakRss([
       { target: 'bare', peakRssBytes: 50 * 1024 * 1024 },
