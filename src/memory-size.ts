@@ -9,9 +9,6 @@
 /** An object with a handful of fields, plus its slot in a Map or cache. */
 export const ENTRY_OVERHEAD_BYTES = 160;
 
-/** A Buffer's own object and backing-store bookkeeping, beyond its bytes. */
-export const BUFFER_OVERHEAD_BYTES = 96;
-
 /** Heap bytes of a string: two per UTF-16 code unit at most, plus its header. */
 export function stringBytes(text: string): number {
   return 2 * text.length + 32;

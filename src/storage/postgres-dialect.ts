@@ -91,6 +91,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
     db,
     pets: new PostgresGroupCommit(db, options.timeoutMs),
     isUniqueViolation: (error) => error instanceof Error && 'code' in error && error.code === '23505',
+    keepRead: (query) => (parameters) => pool.read(query, parameters),
     callTimeoutMs: options.timeoutMs,
     writeInBackground: async (statements, mode) => {
       if (mode === 'if-idle' && !pool.hasSpareConnection()) return false;
@@ -247,6 +248,21 @@ class TranslatingPool implements PostgresPool {
       return new CheckedOutClient(await this.pool.connect(), this.cancelWaitMs);
     } catch (error) {
       throw translate(error, 'connect');
+    }
+  }
+
+  /**
+   * One statement compiled once, sent with these parameters on a pooled connection, as Kysely's
+   * executor would send it but without it: the same CheckedOutClient translates errors and cancels
+   * a statement given up on. Unnamed, as every statement of this store, so a pooler in transaction
+   * mode can take it: the server parses it again (microseconds), the round trip is the cost.
+   */
+  async read<Row>(query: CompiledQuery<Row>, parameters: readonly unknown[]): Promise<Row[]> {
+    const client = await this.connect();
+    try {
+      return (await client.query<Row>(query.sql, parameters)).rows;
+    } finally {
+      client.release();
     }
   }
 

@@ -1,4 +1,12 @@
-import { sql, type CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type Selectable } from 'kysely';
+import {
+  sql,
+  type Compilable,
+  type CompiledQuery,
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+} from 'kysely';
 import { settleWithin } from '../deadline.ts';
 import { ConflictError, StorageUnavailableError } from '../errors.ts';
 import type {
@@ -11,7 +19,7 @@ import type {
   OperatorTokensTable,
   PetsTable,
 } from './database-schema.ts';
-import { PET_COLUMNS, petRowOf, toPet } from './pet-columns.ts';
+import { PET_COLUMNS, petRowOf, toPet, type PetRow } from './pet-columns.ts';
 import type {
   AccountKeyStats,
   AccountRecord,
@@ -45,15 +53,18 @@ import type {
   UsageStore,
   KeyCallsQuery,
 } from './store.ts';
-import type { NewPetRecord, PetRecord } from '../domain/pet.ts';
+import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
 import { REFUSAL_OUTCOMES } from '../domain/usage.ts';
 
 /**
  * The queries and row mappings both backends share. What truly differs lives in the dialect files
  * and reaches this one through `StoreDialect`: how pet creations are committed together, how
- * transactions lock, and how driver errors are recognised.
+ * transactions lock, how driver errors are recognised, and how a read compiled once is run.
  */
+
+/** A read Kysely compiled once: each call binds `parameters`, in the compiled order, and resolves with its rows. */
+export type KeptRead<Row> = (parameters: readonly unknown[]) => Promise<Row[]>;
 
 /** Commits pet creations, several to one commit where the backend allows it. */
 export interface PetCommitter {
@@ -68,6 +79,12 @@ export interface StoreDialect {
   readonly db: Kysely<DatabaseSchema>;
   readonly pets: PetCommitter;
   isUniqueViolation(error: unknown): boolean;
+  /**
+   * Keeps a read compiled once (at store construction) for the calls that run it with their own
+   * parameters: what the hottest reads cost is then the statement and the rows, not building and
+   * compiling the query and going through Kysely's executor again on every call.
+   */
+  keepRead<Row>(query: CompiledQuery<Row>): KeptRead<Row>;
   /**
    * When set, every storage call (not migrate, ping or close) rejects with StorageUnavailableError
    * once this long has passed, however its steps (pool wait, connect, statements) add up.
@@ -202,6 +219,19 @@ export const storeIdempotency = (db: Database, request: IdempotentCreate, now: n
 /** Ids are non-negative safe integers; anything else names no row (and must not reach a bigint cast). */
 const isId = (id: number): boolean => Number.isSafeInteger(id) && id >= 0;
 
+/**
+ * `query` compiled, with `placeholders` standing where each call's values go: distinct values, in
+ * the order the compiled SQL binds them, which this checks, so a reordered builder fails at start-up.
+ */
+function compiledWith<Row>(query: Compilable<Row>, placeholders: readonly unknown[]): CompiledQuery<Row> {
+  const compiled = query.compile();
+  const { parameters } = compiled;
+  if (parameters.length !== placeholders.length || parameters.some((value, at) => value !== placeholders[at])) {
+    throw new Error(`a kept read binds [${parameters.join(', ')}], not [${placeholders.join(', ')}]`);
+  }
+  return compiled;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Store
 
@@ -272,7 +302,28 @@ abstract class SqlTable {
   }
 }
 
+/** The placeholders of the pets reads: distinct, so that compiledWith can tell where each goes. */
+const ID = -1;
+const AFTER_ID = -2;
+const LIMIT = -3;
+const STATUS: PetStatus = 'available';
+
 class SqlPets extends SqlTable implements PetStore {
+  // The hot reads, compiled once here; each call only binds its values (StoreDialect.keepRead).
+  private readonly byId: KeptRead<PetRow>;
+  private readonly page: KeptRead<PetRow>;
+  private readonly pageOfStatus: KeptRead<PetRow>;
+
+  constructor(dialect: StoreDialect, within: Within) {
+    super(dialect, within);
+    const pets = this.db.selectFrom('pets').select(PET_COLUMNS);
+    this.byId = dialect.keepRead(compiledWith(pets.where('id', '=', ID), [ID]));
+    const after = pets.where('id', '>', AFTER_ID);
+    this.page = dialect.keepRead(compiledWith(after.orderBy('id').limit(LIMIT), [AFTER_ID, LIMIT]));
+    const ofStatus = after.where('status', '=', STATUS).orderBy('id').limit(LIMIT);
+    this.pageOfStatus = dialect.keepRead(compiledWith(ofStatus, [AFTER_ID, STATUS, LIMIT]));
+  }
+
   create(pet: NewPetRecord, now: number): Promise<PetRecord> {
     return this.within(this.dialect.pets.create(pet, now));
   }
@@ -283,24 +334,19 @@ class SqlPets extends SqlTable implements PetStore {
 
   async get(id: number): Promise<PetRecord | undefined> {
     if (!isId(id)) return undefined;
-    const row = await this.within(
-      this.db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id).executeTakeFirst(),
-    );
+    const [row] = await this.within(this.byId([id]));
     return row ? toPet(row) : undefined;
   }
 
-  /**
-   * LIMIT is written into the SQL: bound, it made SQLite prepare the statement again on every call;
-   * written, each page size has one SQL text, whose prepared statement the SQLite driver keeps.
-   */
   async list(query: PetListQuery): Promise<PetRecord[]> {
     // Ids are safe integers: past 2^53 there is nothing to list, and fractions compare like their floor.
     if (query.afterId >= Number.MAX_SAFE_INTEGER || query.limit <= 0) return [];
     const afterId = Math.max(0, Math.floor(query.afterId) || 0);
-    const after = this.db.selectFrom('pets').select(PET_COLUMNS).where('id', '>', afterId);
-    const select = query.status === undefined ? after : after.where('status', '=', query.status);
-    const page = select.orderBy('id').limit(sql.lit(Math.trunc(query.limit)));
-    return (await this.within(page.execute())).map(toPet);
+    // Bound, not written into the SQL: one kept statement serves every page size.
+    const limit = Math.trunc(query.limit);
+    const rows =
+      query.status === undefined ? this.page([afterId, limit]) : this.pageOfStatus([afterId, query.status, limit]);
+    return (await this.within(rows)).map(toPet);
   }
 }
 

@@ -171,6 +171,24 @@ export interface SqliteConnections {
 const isRead = (text: string): boolean => /^\s*select\b/i.test(text);
 
 /**
+ * A read compiled once, run on the reader connection through its own prepared statement: each call
+ * binds its parameters and steps it, with no Kysely executor and no session, as SqliteSession runs
+ * a read (retried on a timer while the file is busy). The statement is prepared on the first call,
+ * since the table may not exist before the migrations, and kept from then on.
+ */
+export function keptRead<Row>(
+  connections: SqliteConnections,
+  query: CompiledQuery<Row>,
+): (parameters: readonly unknown[]) => Promise<Row[]> {
+  let statement: SqliteStatement | undefined;
+  const read = (parameters: readonly unknown[]): Row[] => {
+    statement ??= connections.reader.prepare(query.sql);
+    return statement.all(parameters) as Row[];
+  };
+  return (parameters) => retryWhileBusy(() => read(parameters), performance.now() + connections.timeoutMs);
+}
+
+/**
  * Kysely's driver over those connections. Kysely's own SQLite driver hands out one connection
  * behind a mutex, so a write waiting for the file's lock would hold up every read; here each
  * acquisition is a light session, and only writes and transactions take the writer. (Kysely's

@@ -29,6 +29,7 @@ import {
 import {
   FIRST_RETRY_MS,
   isBusy,
+  keptRead,
   lockedError,
   LONGEST_RETRY_MS,
   NodeSqliteDatabase,
@@ -64,6 +65,7 @@ export function openSqliteStore(path: string, options: { readonly timeoutMs: num
     db,
     pets: new SqliteGroupCommit(db, connections),
     isUniqueViolation: (error) => error instanceof Error && /UNIQUE constraint failed/.test(error.message),
+    keepRead: (query) => keptRead(connections, query),
     writeInBackground: async (statements, mode) => {
       if (mode === 'if-idle') return writeIfIdle(connections, statements);
       await writeWaiting(connections, statements);
