@@ -1,6 +1,7 @@
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { keptBody } from '../net/representation.ts';
+import { sendKept } from './plugins/content-coding.ts';
 
 const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
 /** Where a document keeps its shared response headers and parameters. */
@@ -61,8 +62,10 @@ function serveDocument(app: FastifyInstance, { prefix, open }: ApiDocument): voi
     { config: { public: open, cacheable: open }, schema: { hide: true } },
     async (_request, reply) => {
       const made = app.swagger();
-      const body = keptBody(made, () => JSON.stringify(made));
-      return reply.type('application/json; charset=utf-8').send(body);
+      return sendKept(
+        reply.type('application/json; charset=utf-8'),
+        keptBody(made, () => JSON.stringify(made)),
+      );
     },
   );
 }

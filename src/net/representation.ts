@@ -84,7 +84,8 @@ export class Representation {
   /** Large enough to be worth compressing. */
   readonly compressible: boolean;
   readonly etag: string;
-  private readonly digest: string;
+  /** The digest of the identity bytes that the tags are made of. */
+  readonly digest: string;
   private readonly brTag: string;
   private readonly gzipTag: string;
   // undefined: not compressed yet; null: compression saved too little, identity is sent instead.
@@ -93,10 +94,11 @@ export class Representation {
   private brPending: Promise<Buffer | null> | undefined = undefined;
   private gzipPending: Promise<Buffer | null> | undefined = undefined;
 
-  constructor(identity: Buffer) {
+  /** `digest`: the digest of these bytes, when known already (keptBody keeps a small body's). */
+  constructor(identity: Buffer, digest = hash('sha256', identity, 'base64url').slice(0, DIGEST_LENGTH)) {
     this.identity = identity;
     this.compressible = identity.length >= COMPRESSION_THRESHOLD_BYTES;
-    this.digest = hash('sha256', identity, 'base64url').slice(0, DIGEST_LENGTH);
+    this.digest = digest;
     this.etag = `"${this.digest}"`;
     this.brTag = this.compressible ? `"${this.digest}-br"` : this.etag;
     this.gzipTag = this.compressible ? `"${this.digest}-gzip"` : this.etag;
@@ -185,58 +187,47 @@ function exactCopy(bytes: Buffer): Buffer {
  */
 const REPRESENTATION_OVERHEAD_BYTES = 1280;
 
+/** What a small body keeps with its owner: its digest and the WeakMap's entry for it. */
+const KEPT_DIGEST_BYTES = 112;
+
 /**
- * Most bytes keptBody keeps with the owner of an identity body of `identityBytes`: nothing for a
+ * Most bytes keptBody keeps with the owner of an identity body of `identityBytes`: the digest of a
  * body under COMPRESSION_THRESHOLD_BYTES, whose Representation is made for each response; else the
  * object, its tags, the body, and compressed forms that together never exceed the body (each at
  * most half).
  */
 export function keptBytesBound(identityBytes: number): number {
-  if (identityBytes < COMPRESSION_THRESHOLD_BYTES) return 0;
+  if (identityBytes < COMPRESSION_THRESHOLD_BYTES) return KEPT_DIGEST_BYTES;
   return REPRESENTATION_OVERHEAD_BYTES + 2 * identityBytes;
 }
 
 const byOwner = new WeakMap<object, Representation>();
-const byBody = new WeakMap<Buffer, Representation>();
+/** The digests of small bodies by their owners: all a small body keeps, since the rest is cheap to make again. */
+const digests = new WeakMap<object, string>();
 
 /**
- * The identity bytes to send for `owner`, an object that never changes (a cached pet or page, a
- * document); the response hook (src/http/plugins/content-coding.ts) recognises them and adds the
- * ETag, the coding and the 304.
+ * The Representation to send for `owner`, an object that never changes (a cached pet or page, a
+ * document): the routes send it with sendKept (src/http/plugins/content-coding.ts), whose response
+ * hook adds the ETag, the coding and the 304.
  *
  * A body of COMPRESSION_THRESHOLD_BYTES or more keeps its Representation with the owner, made on
  * the first call, since its compressed forms are worth making once. A smaller one (a pet) is never
- * compressed, and its ETag, a digest of a few dozen bytes, costs about a microsecond: it gets a
- * Representation for this response alone, which leaves nothing behind with the owner. A body over
- * SYNC_COMPRESSION_MAX_BYTES is compressed on the thread pool, so its handler must return the
- * reply; the pets routes return nothing, which their bodies allow: 100 pets of 200 four-byte
- * characters make about 90 KB.
+ * compressed, and its bytes cost a fraction of a microsecond to make again: it keeps only its
+ * digest with the owner (computing it again would cost about as much as the rest of the answer), and
+ * gets a Representation for this response alone. A body over SYNC_COMPRESSION_MAX_BYTES is
+ * compressed on the thread pool, so its handler must return the reply; the pets routes return
+ * nothing, which their bodies allow: 100 pets of 200 four-byte characters make about 90 KB.
  */
-export function keptBody(owner: object, json: () => string): Buffer {
+export function keptBody(owner: object, json: () => string): Representation {
   const kept = byOwner.get(owner);
-  if (kept !== undefined) return kept.identity;
+  if (kept !== undefined) return kept;
   const bytes = Buffer.from(json());
-  if (bytes.length < COMPRESSION_THRESHOLD_BYTES) return register(new Representation(bytes)).identity;
-  const representation = register(new Representation(exactCopy(bytes)));
+  if (bytes.length < COMPRESSION_THRESHOLD_BYTES) {
+    const representation = new Representation(bytes, digests.get(owner));
+    digests.set(owner, representation.digest);
+    return representation;
+  }
+  const representation = new Representation(exactCopy(bytes));
   byOwner.set(owner, representation);
-  return representation.identity;
-}
-
-/** Lets the response hook find the Representation by its bytes, for as long as they live. */
-function register(representation: Representation): Representation {
-  byBody.set(representation.identity, representation);
   return representation;
-}
-
-/**
- * The Representation of a file served as is for the life of the process (the console's scripts and
- * styles): the response hook recognises its bytes as it does keptBody's.
- */
-export function keptFile(bytes: Buffer): Representation {
-  return register(new Representation(bytes));
-}
-
-/** The Representation whose identity bytes `body` is, if it is one made by keptBody or keptFile. */
-export function representationOfBody(body: Buffer): Representation | undefined {
-  return byBody.get(body);
 }

@@ -187,9 +187,9 @@ const PET_ENTRY_BYTES = 224;
 /** A page's entry besides its key, cursor, JSON text and what keptBody keeps: the page object and its slot. */
 const PAGE_ENTRY_BYTES = 256;
 
-/** The record: a cached pet's Representation is made for each response (keptBody), so nothing is kept with it. */
+/** The record, and what the routes keep with it (keptBody): a small pet's digest, a large one's Representation. */
 function cachedPetBytes(pet: PetRecord): number {
-  let bytes = PET_ENTRY_BYTES;
+  let bytes = PET_ENTRY_BYTES + keptBytesBound(Buffer.byteLength(petToJson(pet)));
   for (const field of BYTES_OF_FIELDS) bytes += field.bytes(pet[field.name]);
   return bytes;
 }

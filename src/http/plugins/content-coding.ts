@@ -8,17 +8,33 @@ import {
   COMPRESSION_THRESHOLD_BYTES,
   compressNow,
   Representation,
-  representationOfBody,
   type ContentCoding,
 } from '../../net/representation.ts';
 
 type OnSendDone = (error?: Error | null, payload?: unknown) => void;
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The Representation whose identity bytes the reply sends (sendKept); undefined for any other body. */
+    representation: Representation | undefined;
+  }
+}
+
+/**
+ * Sends a body that never changes (keptBody's, a console file's): the response hook gives it its
+ * ETag, answers a matching If-None-Match with 304, and sends its compressed forms. The caller sets
+ * the Content-Type.
+ */
+export function sendKept(reply: FastifyReply, representation: Representation): FastifyReply {
+  reply.representation = representation;
+  return reply.send(representation.identity);
+}
+
 /**
  * Conditional requests and compression, in one onSend hook for every response. Registered before
  * any route, so that every route's answers go through it:
  *
- * - A body that never changes (a cached pet or page, made by keptBody; a public document) is a
+ * - A body that never changes (a cached pet or page sent by sendKept; a public document) is a
  *   Representation: it gets its ETag, a 304 when If-None-Match matches, and its compressed bytes,
  *   made once per coding and kept with it.
  * - Any other body of 1 KB or more is compressed for its response alone.
@@ -29,9 +45,10 @@ type OnSendDone = (error?: Error | null, payload?: unknown) => void;
 export const contentCoding = fastifyPlugin(
   async (app: FastifyInstance) => {
     const documents = new DocumentRepresentations();
+    app.decorateReply('representation', undefined);
     app.addHook('onSend', (request, reply, payload, done: OnSendDone) => {
       if (reply.statusCode === 200) {
-        const kept = Buffer.isBuffer(payload) ? representationOfBody(payload) : undefined;
+        const kept = reply.representation;
         if (kept !== undefined) return sendRepresentation(request, reply, kept, done);
         if (request.routeOptions.config.cacheable === true) {
           if (typeof payload === 'string' || Buffer.isBuffer(payload)) {

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { exactInteger } from '../json-body.ts';
 import { petToJson } from '../../pets/pet-json.ts';
 import { keptBody } from '../../net/representation.ts';
+import { sendKept } from '../plugins/content-coding.ts';
 import {
   ListPetsQuerySchema,
   NewPetRef,
@@ -192,12 +193,18 @@ function getPetRoute(untyped: FastifyInstance, { pets }: PetsRouteOptions): void
 function sendPage(reply: FastifyReply, page: PetPage, nextPage: string): void {
   if (page.nextCursor !== undefined) reply.header('link', `<${nextPage}${page.nextCursor}>; rel="next"`);
   // A cached page's bytes are kept with it, with its ETag and compressed forms; the last page is read fresh.
-  sendJson(reply, page.cached ? keptBody(page, () => page.json) : page.json);
+  if (page.cached)
+    sendKept(
+      reply.type(JSON_TYPE),
+      keptBody(page, () => page.json),
+    );
+  else sendJson(reply, page.json);
 }
 
+/** A pet never changes: its answer carries a strong ETag (and a matching If-None-Match gets 304). */
 function sendPet(reply: FastifyReply, pet: PetRecord): void {
-  sendJson(
-    reply,
+  sendKept(
+    reply.type(JSON_TYPE),
     keptBody(pet, () => petToJson(pet)),
   );
 }
@@ -207,7 +214,7 @@ function sendPet(reply: FastifyReply, pet: PetRecord): void {
  * with a status that may come from storage (an idempotent replay): the contract tests check that
  * both match the document.
  */
-function sendJson(reply: FastifyReply, json: Buffer | string, statusCode = 200): void {
+function sendJson(reply: FastifyReply, json: string, statusCode = 200): void {
   reply.code(statusCode).type(JSON_TYPE).send(json);
 }
 

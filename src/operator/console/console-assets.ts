@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { keptFile } from '../../net/representation.ts';
+import { Representation } from '../../net/representation.ts';
 
 /**
  * A file the console serves as is, read once at start-up. Its bytes are a kept Representation, so
@@ -8,7 +8,7 @@ import { keptFile } from '../../net/representation.ts';
  * instance and after every restart), their 304s and their compressed forms.
  */
 export interface ConsoleAsset {
-  readonly body: Buffer;
+  readonly representation: Representation;
   readonly contentType: string;
   /** The digest of the ETag, for `?v=` on the page's links, so that a release is never mixed with a cached copy. */
   readonly version: string;
@@ -18,8 +18,8 @@ const JAVASCRIPT = 'application/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
 function asset(bytes: Buffer, contentType: string): ConsoleAsset {
-  const representation = keptFile(bytes);
-  return { body: representation.identity, contentType, version: representation.etag.slice(1, -1) };
+  const representation = new Representation(bytes);
+  return { representation, contentType, version: representation.digest };
 }
 
 function own(name: string, contentType: string): ConsoleAsset {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { sendKept } from '../../http/plugins/content-coding.ts';
 import { loadConsoleAssets, type ConsoleAsset } from './console-assets.ts';
 import { CONSOLE_PAGES } from './console-page-table.ts';
 import { consolePageHtml, loginPageHtml } from './console-pages.ts';
@@ -73,5 +74,5 @@ function sendPage(reply: FastifyReply, html: string): FastifyReply {
 
 /** The file's bytes: the core's response hook adds the ETag, answers If-None-Match with 304 and compresses. */
 function sendAsset(reply: FastifyReply, file: ConsoleAsset): FastifyReply {
-  return reply.header('cache-control', ASSET_CACHE_CONTROL).header('content-type', file.contentType).send(file.body);
+  return sendKept(reply.header('cache-control', ASSET_CACHE_CONTROL).type(file.contentType), file.representation);
 }
