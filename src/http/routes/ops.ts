@@ -15,7 +15,7 @@ export interface OpsRouteOptions {
 
 /**
  * Operator endpoints: no key, no rate limit, not in the API document. Metrics are not among them:
- * they name accounts, so they are on the operator listener (src/operator/listener.ts).
+ * they name accounts, so they are on the operator listener (src/operator/app.ts).
  */
 export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, options) => {
   const config = { public: true };
