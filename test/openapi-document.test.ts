@@ -145,7 +145,7 @@ describe('The OpenAPI document', () => {
     assert.equal(document['openapi'], '3.1.0');
     const info = child(document, 'info');
     assert.equal(info['title'], 'Pet store');
-    assert.equal(info['version'], '1.0.0');
+    assert.equal(info['version'], '1.1.0');
     assert.deepEqual(info['license'], { name: 'MIT', identifier: 'MIT' });
     const references = referencesIn(document);
     assert.ok(references.length > 50, `only ${references.length} references`);

@@ -19,7 +19,7 @@ import {
   processOutput,
   type Output,
 } from './output.ts';
-import { petstoreVersion } from './version.ts';
+import { petstoreVersion } from '../version.ts';
 
 /**
  * Operator CLI over the same services as the server: `npm run -s petstore -- <command>`.

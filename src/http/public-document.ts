@@ -1,4 +1,5 @@
 import { HTTP_ERROR_CODES } from '../errors.ts';
+import { petstoreVersion } from '../version.ts';
 import type { ApiDocument } from './openapi.ts';
 import { HEADER_COMPONENTS, PARAMETER_COMPONENTS, REQUEST_BODY_EXAMPLES } from './openapi-responses.ts';
 
@@ -43,7 +44,7 @@ export function publicDocument(publicBaseUrl: string): ApiDocument {
       servers: [{ url: `${publicBaseUrl}${VERSION_PREFIX}` }],
       info: {
         title: 'Pet store',
-        version: '1.0.0',
+        version: petstoreVersion(),
         description: API_DESCRIPTION,
         license: { name: 'MIT', identifier: 'MIT' },
       },

@@ -1,4 +1,5 @@
 import type { ApiDocument } from '../http/openapi.ts';
+import { petstoreVersion } from '../version.ts';
 import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin/admin-schemas.ts';
 import { OPERATOR_COOKIE } from './operator-auth.ts';
 
@@ -29,7 +30,7 @@ export const ADMIN_DOCUMENT: ApiDocument = {
   open: false,
   fields: {
     servers: [{ url: ADMIN_PREFIX }],
-    info: { title: 'Pet store admin', version: '1.0.0', description: DESCRIPTION },
+    info: { title: 'Pet store admin', version: petstoreVersion(), description: DESCRIPTION },
     tags: [
       { name: 'accounts', description: 'Accounts, plans and their keys.' },
       { name: 'keys', description: 'API keys and bans.' },

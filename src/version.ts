@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The checkout's package.json, found from this file rather than the working directory. */
-const MANIFEST = join(import.meta.dirname, '..', '..', 'package.json');
+const MANIFEST = join(import.meta.dirname, '..', 'package.json');
 
 let version: string | undefined;
 
