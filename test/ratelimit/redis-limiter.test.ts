@@ -15,6 +15,7 @@ import { buildServices } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { limiterContract } from './limiter-contract.ts';
+import { seededRandom } from '../../bench/load.ts';
 
 // Rejects (failing this file) when Redis is unreachable and CI=true; otherwise carries a skip reason.
 const backend = await redisBackend();
@@ -175,7 +176,7 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
       let now = MID_MINUTE;
       const memory = new MemoryLimiter({ now: () => now });
       const { limiter: redis } = redisLimiter({ url: backend.url, keyPrefix: backend.keyPrefix() });
-      const random = mulberry32(20260601);
+      const random = seededRandom(20260601);
       const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
       const subjects = [unique('account'), unique('account'), unique('address')];
       // Each key belongs to one account, as in the service: its strikes sit beside that account's counters.
@@ -528,15 +529,3 @@ describe('RedisLimiter in the service', () => {
     }
   });
 });
-
-/** A small deterministic PRNG, so a failing sequence can be replayed. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
