@@ -1,7 +1,7 @@
 // Creates a pet idempotently, walks every available pet page by page, and prints the account's usage.
-// Against `npm start`, from the repository root (the condition makes Node run the client's TypeScript source):
-//   PETSTORE_URL=http://127.0.0.1:8080/v1 PETSTORE_API_KEY=pst_… node --conditions=@petstore/source \
-//     examples/list-and-create.ts
+// Against `npm start`, from the repository root: `npm run example`, which runs it on the Node 24 of `npm ci` with
+// --conditions=@petstore/source (so Node runs the client's TypeScript source), with these set:
+//   export PETSTORE_URL=http://127.0.0.1:8080/v1 PETSTORE_API_KEY=pst_…
 import { int64Replacer, PetstoreClient, PetstoreError } from '@petstore/client';
 
 const apiKey = process.env.PETSTORE_API_KEY;
@@ -17,7 +17,7 @@ const client = new PetstoreClient({
 });
 
 try {
-  // The same key on a later run returns the same pet instead of a second one.
+  // Every retry of this call sends the same key, so a creation whose answer was lost is not made twice.
   const idempotencyKey = crypto.randomUUID();
   const rex = await client.pets.create(
     { name: 'Rex', categoryId: 9007199254740993n, status: 'available' },
