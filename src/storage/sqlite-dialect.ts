@@ -180,10 +180,8 @@ interface PendingCreate {
 }
 
 /**
- * Most creations one transaction commits; more wait for the next, committed at once after it. Each
- * count of rows is its own SQL text, prepared and kept by the driver: all 128 counts of both batch
- * statements take about 10 MB prepared (256: about 33 MB). Its values, 6 per record at most, stay
- * far below SQLite's 32766 bound parameters per statement.
+ * Most creations one transaction commits; more wait for the next, committed at once after it. Its
+ * values, 6 per record at most, stay far below SQLite's 32766 bound parameters per statement.
  */
 const MAX_BATCH = 128;
 
@@ -194,9 +192,9 @@ const MAX_BATCH = 128;
  * lock on the key, so a concurrent request with the same key, in this batch or a later one, finds
  * the completed record and replays it.
  *
- * A batch writes its pets with one multi-row INSERT, and its completed records with another, each
- * SQL text built by Kysely once per count of rows (KeptStatement): building and compiling an insert
- * per creation took a tenth of the busy CPU under a stream of creations.
+ * A batch writes its pets with multi-row INSERTs, and its completed records with others, each SQL
+ * text built by Kysely once per power of two of rows (KeptStatement): building and compiling an
+ * insert per creation took a tenth of the busy CPU under a stream of creations.
  *
  * While another process holds the file's write lock, the batch stays queued and BEGIN IMMEDIATE is
  * retried on a timer, never in a blocking call; later creations join it. A creation still queued at
@@ -316,7 +314,7 @@ class SqliteGroupCommit implements PetCommitter {
 
   /**
    * Runs inside the batch's transaction, each statement synchronously, never awaited: a lookup per
-   * key, then one INSERT of the batch's pets and one of its completed records. A key that an
+   * key, then the INSERTs of the batch's pets and of its completed records. A key that an
    * earlier creation of the batch takes replays that creation's response, as its lookup would have
    * found it had the two been written one after the other. Outcomes are in the order of `batch`.
    */
@@ -403,7 +401,11 @@ function onlyOne<T>(items: readonly T[]): T {
  * A statement of the group commit whose SQL Kysely builds once per count of inputs, then keeps:
  * later calls only bind their values, flattened input by input by `valuesOf`. Whenever SQL is
  * built, Kysely's own values for it are compared with that flattening, so the two orders cannot
- * drift apart unnoticed. At most MAX_BATCH texts are kept.
+ * drift apart unnoticed.
+ *
+ * Inputs go out in runs of a power of two (37 rows: 32, 4 and 1), so at most eight texts are kept
+ * and prepared, one per power up to MAX_BATCH. A text per count instead kept 128 of each statement,
+ * about 10 MB of prepared statements in SQLite's memory, for one statement less per batch.
  */
 class KeptStatement<Input, Row> {
   private readonly database: NodeSqliteDatabase;
@@ -423,8 +425,14 @@ class KeptStatement<Input, Row> {
 
   /** Runs it at once on the writer: for the transaction of a batch, which must not yield. */
   rowsNow(inputs: readonly Input[]): Row[] {
-    const parameters = inputs.flatMap((input) => this.valuesOf(input));
-    return this.database.rowsNow<Row>({ sql: this.textFor(inputs, parameters), parameters });
+    const rows: Row[] = [];
+    for (let start = 0; start < inputs.length;) {
+      const run = inputs.slice(start, start + largestPowerOfTwoUpTo(inputs.length - start));
+      const parameters = run.flatMap((input) => this.valuesOf(input));
+      rows.push(...this.database.rowsNow<Row>({ sql: this.textFor(run, parameters), parameters }));
+      start += run.length;
+    }
+    return rows;
   }
 
   private textFor(inputs: readonly Input[], parameters: readonly unknown[]): string {
@@ -438,4 +446,8 @@ class KeptStatement<Input, Row> {
     this.texts.set(inputs.length, compiled.sql);
     return compiled.sql;
   }
+}
+
+function largestPowerOfTwoUpTo(count: number): number {
+  return 2 ** Math.floor(Math.log2(count));
 }
