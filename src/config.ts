@@ -64,6 +64,12 @@ export const EnvSchema = Type.Object({
     description: 'Grace period for in-flight requests on SIGTERM.',
   }),
   CORS_ORIGINS: Type.String({ default: '', description: 'Comma-separated allowed origins; empty disables CORS.' }),
+  CORS_MAX_AGE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 86_400,
+    default: 600,
+    description: 'How long a browser may keep a preflight answer (Access-Control-Max-Age); 0: ask every time.',
+  }),
   TRUST_PROXY: Type.String({
     default: '',
     description: 'Trusted proxies: addresses or CIDR ranges, comma-separated, or a number of hops; unset: none.',
@@ -141,6 +147,8 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly corsOrigins: readonly string[];
+  /** Access-Control-Max-Age of preflight answers, in seconds. */
+  readonly corsMaxAgeSeconds: number;
   readonly trustProxy: TrustedProxies;
   /** The operator listener (/metrics, /admin/v1, /console); undefined when METRICS_PORT=off. */
   readonly metrics: { readonly port: number; readonly host: string } | undefined;
@@ -213,6 +221,7 @@ function freeze(env: Env): Config {
         .map((origin) => origin.trim())
         .filter(Boolean),
     ),
+    corsMaxAgeSeconds: env.CORS_MAX_AGE_SECONDS,
     trustProxy: trustedProxies(env.TRUST_PROXY),
     metrics: metricsListener(env),
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,

@@ -260,6 +260,7 @@ describe('server start-up', { concurrency: 3 }, () => {
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['TRUST_PROXY', '0.0.0.0/0'],
     ['METRICS_PORT', 'http'],
+    ['CORS_MAX_AGE_SECONDS', 'ten'],
   ] as const) {
     it(`exits with status 2 and one line naming ${name} when ${name}=${value}`, async (t) => {
       const child = spawnServer(t, { DATABASE_URL: storeUrl(t), [name]: value }, await freePort());
