@@ -175,6 +175,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   // As given: Default and Convert change `raw` in place, and the error names the text that was set.
   const given = { ...raw };
+  // Convert would read 1.5 as 1 and 0x10 as 16, and start with a value nobody wrote.
+  const notWhole = known.find((name) => isInteger(name) && !/^-?\d+$/.test(raw[name]?.trim() ?? '0'));
+  if (notWhole !== undefined) {
+    const got = JSON.stringify(given[notWhole]);
+    throw new ConfigError(`invalid configuration: ${notWhole} must be a whole number in decimal digits (got ${got})`);
+  }
   const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw));
   const firstError = Value.Errors(EnvSchema, converted)[0];
   if (firstError) {
@@ -186,6 +192,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     throw new ConfigError(`invalid configuration: ${name} ${problem} (got ${JSON.stringify(given[name])})`);
   }
   return freeze(converted as Env);
+}
+
+function isInteger(name: string): boolean {
+  const property = EnvSchema.properties[name as keyof Env];
+  return 'type' in property && property.type === 'integer';
 }
 
 function freeze(env: Env): Config {

@@ -270,7 +270,8 @@ describe('CORS_MAX_AGE_SECONDS', () => {
   }
 
   for (const [value, problem] of [
-    ['ten', 'must be integer'],
+    ['ten', 'must be a whole number in decimal digits'],
+    ['1.5', 'must be a whole number in decimal digits'],
     ['-1', 'must be >= 0'],
     ['86401', 'must be <= 86400'],
   ] as const) {

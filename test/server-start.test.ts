@@ -263,6 +263,7 @@ describe('server start-up', { concurrency: 3 }, () => {
 
   for (const [name, value] of [
     ['PORT', 'abc'],
+    ['PORT', '8080.5'],
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'mysql://x'],
     ['KEY_CACHE_TTL_MS', '5000'],
