@@ -64,6 +64,12 @@ export const EnvSchema = Type.Object({
     description: 'Grace period for in-flight requests on SIGTERM.',
   }),
   CORS_ORIGINS: Type.String({ default: '', description: 'Comma-separated allowed origins; empty disables CORS.' }),
+  CORS_MAX_AGE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 86_400,
+    default: 600,
+    description: 'How long a browser may keep a preflight answer (Access-Control-Max-Age); 0: ask every time.',
+  }),
   TRUST_PROXY: Type.String({
     default: '',
     description: 'Trusted proxies: addresses or CIDR ranges, comma-separated, or a number of hops; unset: none.',
@@ -141,6 +147,8 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly corsOrigins: readonly string[];
+  /** Access-Control-Max-Age of preflight answers, in seconds. */
+  readonly corsMaxAgeSeconds: number;
   readonly trustProxy: TrustedProxies;
   /** The operator listener (/metrics, /admin/v1, /console); undefined when METRICS_PORT=off. */
   readonly metrics: { readonly port: number; readonly host: string } | undefined;
@@ -167,6 +175,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   // As given: Default and Convert change `raw` in place, and the error names the text that was set.
   const given = { ...raw };
+  // Convert would read 1.5 as 1 and 0x10 as 16, and start with a value nobody wrote.
+  const notWhole = known.find((name) => isInteger(name) && !/^-?\d+$/.test(raw[name]?.trim() ?? '0'));
+  if (notWhole !== undefined) {
+    const got = JSON.stringify(given[notWhole]);
+    throw new ConfigError(`invalid configuration: ${notWhole} must be a whole number in decimal digits (got ${got})`);
+  }
   const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw));
   const firstError = Value.Errors(EnvSchema, converted)[0];
   if (firstError) {
@@ -178,6 +192,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     throw new ConfigError(`invalid configuration: ${name} ${problem} (got ${JSON.stringify(given[name])})`);
   }
   return freeze(converted as Env);
+}
+
+function isInteger(name: string): boolean {
+  const property = EnvSchema.properties[name as keyof Env];
+  return 'type' in property && property.type === 'integer';
 }
 
 function freeze(env: Env): Config {
@@ -213,6 +232,7 @@ function freeze(env: Env): Config {
         .map((origin) => origin.trim())
         .filter(Boolean),
     ),
+    corsMaxAgeSeconds: env.CORS_MAX_AGE_SECONDS,
     trustProxy: trustedProxies(env.TRUST_PROXY),
     metrics: metricsListener(env),
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,

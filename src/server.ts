@@ -26,9 +26,10 @@ export interface RunningServer {
 /** Migrates, creates the demo key on an empty store, listens, and shuts down gracefully on signals. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const services = await buildServices(config, { collectProcessMetrics: true });
+  let demoKey: string | undefined;
   try {
     await services.store.migrate();
-    if (config.demoBootstrap) await announceDemoKey(services);
+    if (config.demoBootstrap) demoKey = await announceDemoKey(services);
   } catch (error) {
     await services.close();
     throw error;
@@ -39,11 +40,19 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error;
   });
   const app = await buildApp(services);
-  const url = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
-    await operator?.close();
-    await services.close();
-    throw listenError(error, { portName: 'PORT', hostName: 'HOST', port: config.port, host: config.host });
-  });
+  const url = await app
+    .listen({
+      port: config.port,
+      host: config.host,
+      // One line per address bound, with the port bound (PORT=0 picks one): where a newcomer goes first.
+      listenTextResolver: (address) => `Server listening at ${address} (API at ${address}/v1, docs at ${address}/docs)`,
+    })
+    .catch(async (error: unknown) => {
+      await operator?.close();
+      await services.close();
+      throw listenError(error, { portName: 'PORT', hostName: 'HOST', port: config.port, host: config.host });
+    });
+  if (demoKey !== undefined) suggestFirstCall(demoKey, exampleOrigin(config, boundPort(app)));
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
@@ -84,16 +93,19 @@ async function listenForOperators(services: Services): Promise<OperatorListener 
   });
   let url: string;
   try {
-    url = await app.listen({ port: metrics.port, host: metrics.host });
+    url = await app.listen({
+      port: metrics.port,
+      host: metrics.host,
+      // In place of Fastify's "Server listening at", which would read as the public listener's.
+      listenTextResolver: (address) =>
+        `Operator listener at ${address} (console at ${address}/console/login, admin API at ${address}/admin/v1; ` +
+        'an operator token is needed)',
+    });
   } catch (error) {
     await app.close();
     throw listenError(error, { portName: 'METRICS_PORT', hostName: 'METRICS_HOST', ...metrics });
   }
   services.logger.info({ url: `${url}/metrics` }, `Metrics listening at ${url}/metrics`);
-  services.logger.info(
-    { url },
-    `Operator listener at ${url}: admin API at /admin/v1, console at /console (operator token needed)`,
-  );
   const close = async (): Promise<void> => {
     // A scraper's idle keep-alive connection must not hold the shutdown.
     app.server.closeIdleConnections();
@@ -141,11 +153,15 @@ function where(settings: ListenSettings): string {
   return `${settings.portName} ${settings.port} on ${settings.hostName} ${settings.host}`;
 }
 
-async function announceDemoKey(services: Services): Promise<void> {
+/**
+ * On an empty store, creates the demo account and prints its key, before listening, so that the key is
+ * shown even if the server then cannot bind; the way to try it follows once the port is known.
+ */
+async function announceDemoKey(services: Services): Promise<string | undefined> {
   const demo = await services.accounts.bootstrapDemo();
   if (!demo) {
     await hintKeyCreation(services);
-    return;
+    return undefined;
   }
   process.stdout.write(
     [
@@ -154,10 +170,13 @@ async function announceDemoKey(services: Services): Promise<void> {
       '',
       `  ${demo.key}`,
       '',
-      `Try: curl -H "Authorization: Bearer ${demo.key}" ${exampleOrigin(services.config)}/v1/pets`,
-      '',
     ].join('\n') + '\n',
   );
+  return demo.key;
+}
+
+function suggestFirstCall(key: string, origin: string): void {
+  process.stdout.write(`Try: curl -H "Authorization: Bearer ${key}" ${origin}/v1/pets\n\n`);
 }
 
 /** The store already had accounts, so no key is shown: a newcomer still learns how to get one. */
@@ -169,8 +188,8 @@ async function hintKeyCreation(services: Services): Promise<void> {
   );
 }
 
-/** Where a newcomer on this machine reaches the server. */
-function exampleOrigin(config: Config): string {
+/** Where a newcomer on this machine reaches the server listening on `port`. */
+function exampleOrigin(config: Config, port: number): string {
   if (config.publicBaseUrl) return config.publicBaseUrl;
   const host =
     config.host === '0.0.0.0' || config.host === '::'
@@ -178,7 +197,14 @@ function exampleOrigin(config: Config): string {
       : config.host.includes(':')
         ? `[${config.host}]`
         : config.host;
-  return `http://${host}:${config.port}`;
+  return `http://${host}:${port}`;
+}
+
+/** The port a listening app was given: PORT, or the one the system chose for PORT=0. */
+function boundPort(app: FastifyInstance): number {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the public listener has no TCP port');
+  return address.port;
 }
 
 export async function main(): Promise<void> {

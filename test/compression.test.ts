@@ -8,8 +8,9 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
  * Compression (docs/api.md, Conditional requests and compression): bodies of 1 KB or more go out
- * as br or gzip when Accept-Encoding allows it, with Vary: Accept-Encoding, and decode to exactly
- * the bytes sent uncompressed. Read over raw HTTP: fetch would decode them itself.
+ * as br or gzip when Accept-Encoding allows it, with Vary: Accept-Encoding whether compressed or
+ * not, and decode to exactly the bytes sent uncompressed; smaller bodies never vary by it. Read
+ * over raw HTTP: fetch would decode them itself.
  */
 
 interface RawAnswer {
@@ -130,14 +131,30 @@ describeEachBackend('Compression of pets and pages', (backend) => {
     assert.equal((JSON.parse(identity.body.toString()) as unknown[]).length, 30);
   });
 
-  it('sends bodies under 1 KB as they are, without Vary', async () => {
-    for (const path of [petPath, '/v1/pets?limit=3', '/v1/usage']) {
-      const answer = await raw(app, path, { ...key, 'accept-encoding': 'br, gzip' });
-      assert.equal(answer.status, 200);
-      assert.ok(answer.body.length < 1024, `${path}: ${answer.body.length} B`);
-      assert.equal(answer.headers['content-encoding'], undefined, path);
-      assert.equal(varies(answer), false, path);
-      JSON.parse(answer.body.toString());
+  it('sends bodies under 1 KB as they are, without Vary: Accept-Encoding, their 304s too', async () => {
+    const small: ReadonlyArray<readonly [string, number]> = [
+      [petPath, 200],
+      ['/v1/pets?limit=3', 200],
+      ['/v1/usage', 200],
+      ['/v1/pets?limit=0', 400],
+    ];
+    for (const [path, status] of small) {
+      for (const accepting of [{ 'accept-encoding': 'br, gzip' }, {}] as Record<string, string>[]) {
+        const answer = await raw(app, path, { ...key, ...accepting });
+        const shown = `${path} ${JSON.stringify(accepting)}`;
+        assert.equal(answer.status, status, shown);
+        assert.ok(answer.body.length < 1024, `${shown}: ${answer.body.length} B`);
+        assert.equal(answer.headers['content-encoding'], undefined, shown);
+        assert.equal(varies(answer), false, shown);
+        JSON.parse(answer.body.toString());
+      }
+    }
+    for (const path of [petPath, '/v1/pets?limit=3']) {
+      const { headers } = await raw(app, path, key);
+      const condition = { ...key, 'accept-encoding': 'br', 'if-none-match': String(headers.etag) };
+      const notModified = await raw(app, path, condition);
+      assert.equal(notModified.status, 304, path);
+      assert.equal(varies(notModified), false, `${path}: the 304 has the 200's headers`);
     }
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import { assertError, request, type HttpAnswer } from './support/http-client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
@@ -7,7 +8,7 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
  * Cross-origin access (README, CORS_ORIGINS): off by default; with a
  * list of allowed origins, preflights are answered without a key, browsers may send X-Request-Id
  * and If-None-Match, and read the rate-limit headers, Retry-After, Link, Deprecation, Sunset and
- * ETag.
+ * ETag. Browsers keep a preflight's answer for CORS_MAX_AGE_SECONDS (docs/operations.md).
  */
 
 const ORIGIN = 'https://app.example';
@@ -116,7 +117,17 @@ describe('CORS with CORS_ORIGINS', () => {
         `Access-Control-Allow-Methods allows GET and POST: ${[...methods].join(', ')}`,
       );
       assert.ok(listOf(answer.headers, 'vary').has('origin'), 'Vary: Origin, so caches keep one answer per origin');
+      assert.equal(answer.headers.get('access-control-max-age'), '600', 'kept by the browser for 10 minutes');
     }
+  });
+
+  it('gives Access-Control-Max-Age to preflights only', async () => {
+    const answer = await request(app, '/v1/pets', {
+      headers: { origin: ORIGIN, authorization: `Bearer ${await newKey()}` },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN);
+    assert.equal(answer.headers.get('access-control-max-age'), null);
   });
 
   it('does not count preflights against the limit for requests without a key', async () => {
@@ -245,4 +256,32 @@ describe('CORS with CORS_ORIGINS', () => {
       );
     }
   });
+});
+
+describe('CORS_MAX_AGE_SECONDS', () => {
+  for (const seconds of ['7200', '0']) {
+    it(`sets Access-Control-Max-Age: ${seconds} on preflights`, async (t) => {
+      const app = await startTestApp({ env: { CORS_ORIGINS: ORIGIN, CORS_MAX_AGE_SECONDS: seconds } });
+      t.after(() => app.close());
+      const answer = await preflight(app, ORIGIN);
+      assert.equal(answer.status, 204, answer.text);
+      assert.equal(answer.headers.get('access-control-max-age'), seconds);
+    });
+  }
+
+  for (const [value, problem] of [
+    ['ten', 'must be a whole number in decimal digits'],
+    ['1.5', 'must be a whole number in decimal digits'],
+    ['-1', 'must be >= 0'],
+    ['86401', 'must be <= 86400'],
+  ] as const) {
+    it(`stops start-up with one line naming it when it is ${JSON.stringify(value)}`, () => {
+      assert.throws(
+        () => loadConfig({ CORS_ORIGINS: ORIGIN, CORS_MAX_AGE_SECONDS: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message === `invalid configuration: CORS_MAX_AGE_SECONDS ${problem} (got ${JSON.stringify(value)})`,
+      );
+    });
+  }
 });

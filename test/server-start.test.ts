@@ -142,6 +142,16 @@ function logLines(stdout: string): AccessLine[] {
     .map((line) => JSON.parse(line) as AccessLine);
 }
 
+/** The first log line whose message starts with `prefix` (lines reach stdout within a second: the logger buffers). */
+async function loggedLine(child: Child, prefix: string): Promise<AccessLine> {
+  const find = () => logLines(child.stdout()).find((line) => line.msg.startsWith(prefix));
+  const deadline = Date.now() + 5000;
+  while (find() === undefined && Date.now() < deadline) await sleep(50);
+  const line = find();
+  assert.ok(line, `the server logged "${prefix}…": ${child.stdout()}`);
+  return line;
+}
+
 /** A POST whose headers and half of its body are sent now, the rest when `finish()` is called. */
 function slowCreate(
   url: string,
@@ -253,6 +263,7 @@ describe('server start-up', { concurrency: 3 }, () => {
 
   for (const [name, value] of [
     ['PORT', 'abc'],
+    ['PORT', '8080.5'],
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'mysql://x'],
     ['KEY_CACHE_TTL_MS', '5000'],
@@ -260,6 +271,7 @@ describe('server start-up', { concurrency: 3 }, () => {
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['TRUST_PROXY', '0.0.0.0/0'],
     ['METRICS_PORT', 'http'],
+    ['CORS_MAX_AGE_SECONDS', 'ten'],
   ] as const) {
     it(`exits with status 2 and one line naming ${name} when ${name}=${value}`, async (t) => {
       const child = spawnServer(t, { DATABASE_URL: storeUrl(t), [name]: value }, await freePort());
@@ -337,12 +349,7 @@ describe('server start-up', { concurrency: 3 }, () => {
   it('serves metrics on their own listener only, reports its port, and closes it on SIGTERM', async (t) => {
     const child = spawnServer(t, { DATABASE_URL: storeUrl(t), METRICS_PORT: '0' }, await freePort());
     await child.healthy();
-    // Log lines reach stdout within about a second (the logger buffers them).
-    const deadline = Date.now() + 3000;
-    const listeningLine = () => logLines(child.stdout()).find((line) => line.msg.startsWith('Metrics listening at '));
-    while (listeningLine() === undefined && Date.now() < deadline) await sleep(50);
-    const listening = listeningLine();
-    assert.ok(listening, `the bound metrics address is logged: ${child.stdout()}`);
+    const listening = await loggedLine(child, 'Metrics listening at ');
     const metricsUrl = listening.msg.slice('Metrics listening at '.length);
     assert.match(metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     assert.notEqual(new URL(metricsUrl).port, new URL(child.url).port);
@@ -356,6 +363,49 @@ describe('server start-up', { concurrency: 3 }, () => {
     child.signal('SIGTERM');
     assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
     await assert.rejects(request(operatorListener, '/metrics'), 'the metrics listener is closed');
+  });
+
+  it('names the API, /docs and /console/login at the ports bound, with PORT=0 and METRICS_PORT=0', async (t) => {
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t), DEMO_BOOTSTRAP: 'true', METRICS_PORT: '0' }, 0);
+    const bound = String.raw`(http://127\.0\.0\.1:(\d+))`;
+    const server = new RegExp(String.raw`^Server listening at ${bound} \(API at \1/v1, docs at \1/docs\)$`).exec(
+      (await loggedLine(child, 'Server listening at ')).msg,
+    );
+    assert.ok(server, `the public line names the API and the docs page: ${child.stdout()}`);
+    const operator = new RegExp(
+      String.raw`^Operator listener at ${bound} \(console at \1/console/login, admin API at \1/admin/v1; `,
+    ).exec((await loggedLine(child, 'Operator listener at ')).msg);
+    assert.ok(operator, `the operator line names the console's login page and the admin API: ${child.stdout()}`);
+    const [, origin = '', port = ''] = server;
+    const [, operatorOrigin = '', operatorPort = ''] = operator;
+    assert.ok(Number(port) > 0 && Number(operatorPort) > 0 && port !== operatorPort, `${port}, ${operatorPort}`);
+    assert.equal(
+      (await loggedLine(child, 'Metrics listening at ')).msg,
+      `Metrics listening at ${operatorOrigin}/metrics`,
+    );
+    assert.equal(
+      logLines(child.stdout()).filter((line) => line.msg.startsWith('Server listening at ')).length,
+      1,
+      'the operator listener is not announced as "Server listening"',
+    );
+
+    const [key] = distinctKeys(child.stdout());
+    assert.ok(key !== undefined, child.stdout());
+    assert.ok(
+      child.stdout().includes(`Try: curl -H "Authorization: Bearer ${key}" ${origin}/v1/pets\n`),
+      `the curl hint names the port bound: ${child.stdout()}`,
+    );
+    // Each address named answers there.
+    const api: HttpTarget = { url: origin };
+    assert.equal((await request(api, '/v1/pets', { key })).status, 200);
+    const docs = await request(api, '/docs');
+    assert.equal(docs.status, 200);
+    assert.match(docs.headers.get('content-type') ?? '', /^text\/html/);
+    const login = await request({ url: operatorOrigin, servesApi: false }, '/console/login');
+    assert.equal(login.status, 200);
+    assert.match(login.headers.get('content-type') ?? '', /^text\/html/);
+    child.signal('SIGTERM');
+    assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
   });
 
   it('exits with status 1 naming METRICS_PORT when the metrics port is taken', async (t) => {
@@ -411,11 +461,8 @@ describe('npm start', { concurrency: 2 }, () => {
 
   /** The server's own pid, from its log (lines reach stdout within about a second): not npm's. */
   async function serverPid(child: Child): Promise<number> {
-    const listening = () => logLines(child.stdout()).find((line) => line.msg.startsWith('Server listening at '));
-    const deadline = Date.now() + 5000;
-    while (listening() === undefined && Date.now() < deadline) await sleep(50);
-    const pid = listening()?.pid;
-    assert.ok(pid !== undefined, `the server logged that it listens: ${child.stdout()}`);
+    const { pid } = await loggedLine(child, 'Server listening at ');
+    assert.ok(pid !== undefined, `the line has the pid: ${child.stdout()}`);
     return pid;
   }
 

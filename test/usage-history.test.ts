@@ -4,6 +4,12 @@ import { describeEachBackend } from './support/each-backend.ts';
 import { assertError, errorOf, request, type HttpAnswer } from './support/http-client.ts';
 import { ManualClock } from './support/manual-clock.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
+import {
+  LEAP_DAY,
+  NONEXISTENT_INSTANTS,
+  PAST_90_DAYS_ONCE_WIDENED,
+  WIDENED_TO_90_DAYS,
+} from './support/usage-ranges.ts';
 import { DAY_MS, MID, rateLimitOf } from './ratelimit/rate-limit-assertions.ts';
 
 /**
@@ -147,7 +153,7 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
       assertError(await request(app, `/v1/usage/history?${query}`, { key }), 400, 'invalid_query', ...mentions);
     };
     await refused('from=yesterday', 'from must be an ISO 8601 date or date-time', '"yesterday"');
-    await refused('to=2026-13-45', 'to must be an ISO 8601 date');
+    await refused('to=2026-6-1', 'to must be an ISO 8601 date');
     await refused('from=2026-06-01T12:00:00', 'from must be', 'with its offset');
     await refused('from=2026-06-01T12:00:00Z&to=2026-06-01T12:00:00Z', 'from must be before to');
     await refused('from=2026-06-02&to=2026-06-01', 'from must be before to');
@@ -159,6 +165,23 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
       await request(app, '/v1/usage/history?from=2026-03-03T00:00:00Z&to=2026-06-01T00:00:00Z&view=all', { key }),
     );
     assert.equal(Date.parse(longest.to) - Date.parse(longest.from), 90 * DAY_MS);
+  });
+
+  it('refuses a date or time that does not exist, naming the parameter and why; a leap day exists', async () => {
+    clock.set(MID);
+    const { key } = await app.newKey();
+    for (const [query, ...mentions] of NONEXISTENT_INSTANTS)
+      assertError(await request(app, `/v1/usage/history?${query}`, { key }), 400, 'invalid_query', ...mentions);
+    assert.equal(historyOf(await request(app, `/v1/usage/history?${LEAP_DAY.query}`, { key })).from, LEAP_DAY.from);
+  });
+
+  it('holds the range answered, widened to whole buckets, to 90 days', async () => {
+    clock.set(MID);
+    const { key } = await app.newKey();
+    for (const [query, ...mentions] of PAST_90_DAYS_ONCE_WIDENED)
+      assertError(await request(app, `/v1/usage/history?${query}`, { key }), 400, 'invalid_query', ...mentions);
+    const longest = historyOf(await request(app, `/v1/usage/history?${WIDENED_TO_90_DAYS.query}`, { key }));
+    assert.deepEqual([longest.from, longest.to], [WIDENED_TO_90_DAYS.from, WIDENED_TO_90_DAYS.to]);
   });
 
   it("spends none of the account's quota and shares GET /v1/usage's small limit", async () => {

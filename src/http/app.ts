@@ -65,7 +65,7 @@ export function publicCore(deps: AppDependencies): CoreOptions {
 export function publicParts(deps: AppDependencies): AppParts {
   const { config } = deps;
   return async (app) => {
-    await app.register(crossOrigin, { origins: config.corsOrigins });
+    await app.register(crossOrigin, { origins: config.corsOrigins, maxAgeSeconds: config.corsMaxAgeSeconds });
     await app.register(authentication, { keyVerifier: deps.keyVerifier, limits: deps.limits });
     await app.register(accessLog, { metrics: deps.metrics });
     await app.register(usageTally, { ...deps.tally, clock: deps.clock });

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
 import type { UsageStore } from '../storage/store.ts';
 import type { UsageFlusher } from './usage-flusher.ts';
+import { parseInstant } from './instant.ts';
 import {
   bucketMsOf,
   bucketStart,
@@ -69,9 +70,6 @@ export const DEPRECATED_WINDOW_DAYS = 30;
 
 const DEFAULT_SPAN_MS: Readonly<Record<Granularity, number>> = { hour: DAY_MS, day: 30 * DAY_MS };
 
-/** A date (2026-11-25) or a date-time with its offset (2026-11-25T10:00:00Z, …+01:00). */
-const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-
 /** How many reads a view tries before it settles for one a flush ran across (it may then be off by that flush). */
 const CONSISTENT_READ_TRIES = 3;
 
@@ -109,14 +107,24 @@ export class UsageService {
     if (from >= to) {
       throw new ValidationError('invalid_query', `from must be before to (got from ${iso(from)}, to ${iso(to)})`);
     }
-    if (to - from > MAX_RANGE_DAYS * DAY_MS) {
+    // The bound holds for the range answered, widened to whole buckets: never more than 2,160 hours.
+    const range: UsageRange = {
+      from: bucketStart(from, bucketMs),
+      to: bucketStart(to + bucketMs - 1, bucketMs),
+      granularity,
+    };
+    if (range.to - range.from > MAX_RANGE_DAYS * DAY_MS) {
+      const widened =
+        range.from === from && range.to === to
+          ? ''
+          : ` once widened to whole ${granularity}s (${iso(range.from)} to ${iso(range.to)})`;
       throw new ValidationError(
         'invalid_query',
-        `the range from ${iso(from)} to ${iso(to)} spans more than ${MAX_RANGE_DAYS} days; ` +
+        `the range from ${iso(from)} to ${iso(to)} spans more than ${MAX_RANGE_DAYS} days${widened}; ` +
           `ask for ${MAX_RANGE_DAYS} days or less at a time`,
       );
     }
-    return { from: bucketStart(from, bucketMs), to: bucketStart(to + bucketMs - 1, bucketMs), granularity };
+    return range;
   }
 
   /** Non-zero points, by time, operation and outcome; every account together when accountId is undefined. */
@@ -237,18 +245,6 @@ export class UsageService {
         return { stored, pending: pending.counts };
     }
   }
-}
-
-function parseInstant(name: string, value: string): number {
-  const at = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(at)) {
-    throw new ValidationError(
-      'invalid_query',
-      `${name} must be an ISO 8601 date or date-time with its offset, ` +
-        `e.g. 2026-11-25 or 2026-11-25T10:00:00Z (got ${JSON.stringify(value)})`,
-    );
-  }
-  return at;
 }
 
 const iso = (at: number): string => new Date(at).toISOString();

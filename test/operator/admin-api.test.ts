@@ -10,6 +10,12 @@ import {
   pathTemplateOf,
   type OpenApiDocument,
 } from '../support/openapi-contract.ts';
+import {
+  LEAP_DAY,
+  NONEXISTENT_INSTANTS,
+  PAST_90_DAYS_ONCE_WIDENED,
+  WIDENED_TO_90_DAYS,
+} from '../support/usage-ranges.ts';
 import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
 
 /**
@@ -403,5 +409,19 @@ describeEachBackend('the admin API', (backend) => {
     }
     assertError(await admin('/admin/v1/accounts/nobody-here/usage'), 404, 'not_found');
     assertError(await admin('/admin/v1/accounts/nobody-here/usage/history'), 404, 'not_found');
+  });
+
+  it('usage histories refuse dates and times that do not exist and ranges over 90 days once widened', async () => {
+    clock.set(MID);
+    const name = await newAccount();
+    for (const path of ['/admin/v1/usage/history', `/admin/v1/accounts/${name}/usage/history`]) {
+      for (const [query, ...mentions] of [...NONEXISTENT_INSTANTS, ...PAST_90_DAYS_ONCE_WIDENED])
+        assertError(await admin(`${path}?${query}`), 400, 'invalid_query', ...mentions);
+      assert.equal(ok<History>(await admin(`${path}?${LEAP_DAY.query}`)).from, LEAP_DAY.from);
+      const longest = ok<History>(await admin(`${path}?${WIDENED_TO_90_DAYS.query}`));
+      assert.deepEqual([longest.from, longest.to], [WIDENED_TO_90_DAYS.from, WIDENED_TO_90_DAYS.to]);
+    }
+    for (const [query, ...mentions] of NONEXISTENT_INSTANTS)
+      assertError(await admin(`/admin/v1/usage/top?${query}`), 400, 'invalid_query', ...mentions);
   });
 });

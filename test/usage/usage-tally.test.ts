@@ -205,6 +205,13 @@ describe('history ranges', () => {
     ['a date-time without offset', { to: '2026-06-01T10:00:00' }, /^to must be an ISO 8601 date/],
     ['from after to', { from: '2026-06-01', to: '2026-05-01' }, /^from must be before to/],
     ['more than 90 days', { from: '2026-01-01', to: '2026-06-01' }, /spans more than 90 days/],
+    ['a day that does not exist', { from: '2026-02-30' }, /^from is not a date that exists: February 2026 has/],
+    ['an hour that does not exist', { to: '2026-06-01T24:00Z' }, /^to is not a time that exists: hours run/],
+    [
+      '90 days that widen to more',
+      { from: '2026-03-03T00:30:00Z', to: '2026-06-01T00:30:00Z' },
+      /spans more than 90 days once widened to whole hours/,
+    ],
     ['an unknown granularity', { granularity: 'week' }, /^granularity must be hour or day/],
   ];
   for (const [name, raw, message] of invalid) {

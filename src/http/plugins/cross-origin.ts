@@ -28,6 +28,8 @@ const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-
 export interface CrossOriginOptions {
   /** CORS_ORIGINS; none turns CORS off. */
   readonly origins: readonly string[];
+  /** CORS_MAX_AGE_SECONDS: how long a browser keeps a preflight's answer before it asks again. */
+  readonly maxAgeSeconds: number;
 }
 
 /**
@@ -44,6 +46,7 @@ export const crossOrigin = fastifyPlugin<CrossOriginOptions>(
       origin: [...options.origins],
       exposedHeaders: EXPOSED_HEADERS,
       allowedHeaders: ALLOWED_HEADERS,
+      maxAge: options.maxAgeSeconds,
     };
     const withoutPreflight: FastifyCorsOptions = { ...withPreflight, preflight: false };
     await app.register(cors, {

@@ -349,7 +349,9 @@ export const AccountParams = Type.Object({
 export const KeyIdParams = Type.Object({ id: Type.String({ description: "The key's id." }) });
 export const BanKeyParams = Type.Object({ keyId: Type.String({ description: "The banned key's id." }) });
 
-const RANGE_NOTE = 'ISO 8601 date (`2026-06-01`) or date-time (`2026-06-01T12:00:00Z`); the range is at most 90 days.';
+const RANGE_NOTE =
+  'ISO 8601 date (`2026-06-01`) or date-time (`2026-06-01T12:00:00Z`), one that exists; ' +
+  'the range, widened to whole hours or days, is at most 90 days.';
 
 export const HistoryQuery = Type.Object({
   from: Type.Optional(
