@@ -97,7 +97,7 @@ const usage = await client.usage({ requestId: 'package-test-usage' });
 
 let notFound: { status: number; code: string; requestId: string | undefined } | undefined;
 try {
-  await client.pets.get(created.id + 1000, { requestId: 'package-test-get' });
+  await client.pets.get(BigInt(created.id) + 1000n, { requestId: 'package-test-get' });
 } catch (error) {
   if (!(error instanceof PetstoreError)) throw error;
   notFound = { status: error.status, code: error.code, requestId: error.requestId };
