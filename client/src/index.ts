@@ -9,7 +9,7 @@ export type {
 } from './petstore-client.ts';
 export type { CallOptions, PetstoreClientOptions, WaitInfo, WaitListener, WaitReason } from './options.ts';
 export { PetstoreError, PetstoreTimeoutError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
-export type { PetstoreErrorDetails } from './petstore-error.ts';
+export type { PetstoreErrorCode, PetstoreErrorConstructor, PetstoreErrorDetails } from './petstore-error.ts';
 export { DEPRECATION_WARNING_CODE, DEPRECATION_WARNING_TYPE } from './deprecation-warning.ts';
 export { int64Replacer, int64Reviver } from './int64-json.ts';
 export type { RateLimitState, RateLimitWindow } from './rate-limit.ts';

@@ -94,18 +94,32 @@ function retryAfterOf(headers: Headers): number | undefined {
   return value !== null && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
 }
 
+/**
+ * The seconds a `rate_limited` error says to wait when its answer gave no Retry-After (the service always gives one):
+ * a second, as a retry then waits.
+ */
+const DEFAULT_RATE_LIMITED_RETRY_AFTER = 1;
+
 async function errorOf(response: Response): Promise<PetstoreError> {
   const text = await response.text();
   const body = parseBody(text);
-  const common = {
-    status: response.status,
-    retryAfter: retryAfterOf(response.headers),
-    requestId: response.headers.get('x-request-id') ?? undefined,
-  };
-  if (isErrorBody(body)) return new PetstoreError({ ...common, code: body.code, message: body.message });
-  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  const message = `HTTP ${response.status} without an error body from ${response.url}: ${excerpt}`;
-  return new PetstoreError({ ...common, code: UNEXPECTED_RESPONSE, message });
+  const status = response.status;
+  const retryAfter = retryAfterOf(response.headers);
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  if (!isErrorBody(body)) {
+    const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+    const message = `HTTP ${response.status} without an error body from ${response.url}: ${excerpt}`;
+    return new PetstoreError({ status, code: UNEXPECTED_RESPONSE, message, retryAfter, requestId });
+  }
+  const { code, message } = body;
+  if (code !== 'rate_limited') return new PetstoreError({ status, code, message, retryAfter, requestId });
+  return new PetstoreError({
+    status,
+    code,
+    message,
+    retryAfter: retryAfter ?? DEFAULT_RATE_LIMITED_RETRY_AFTER,
+    requestId,
+  });
 }
 
 /** setTimeout fires at once for a delay beyond a signed 32-bit count of milliseconds (about 24.8 days). */
