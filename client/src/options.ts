@@ -50,6 +50,9 @@ export interface PetstoreClientOptions extends Omit<CallOptions, 'requestId'> {
   readonly fetch?: Fetch | undefined;
   /** How the client waits; setTimeout-based by default. */
   readonly sleep?: Sleep | undefined;
-  /** The clock the client paces by, in milliseconds; `Date.now` by default. A `sleep` that does not wait moves it. */
+  /**
+   * The clock the client paces by, and measures the time a call has left by, in milliseconds; `Date.now` by default.
+   * A `sleep` that does not wait moves it.
+   */
   readonly now?: (() => number) | undefined;
 }

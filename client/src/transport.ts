@@ -51,6 +51,9 @@ interface Call {
   readonly headers: Headers;
   readonly requestId: string | undefined;
   readonly scope: CallScope;
+  readonly timeoutMs: number | undefined;
+  /** When timeoutMs ends the call, on the client's clock. */
+  readonly deadline: number;
   /** The end of the call's latest wait, on the client's clock: a call never waits twice for the same instant. */
   waitedUntil: number;
 }
@@ -206,7 +209,8 @@ export class Transport {
       timeoutMs,
       () => new PetstoreTimeoutError(what, timeoutMs ?? 0, requestId),
     );
-    return { headers, requestId, scope, waitedUntil: Number.NEGATIVE_INFINITY };
+    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.options.now() + timeoutMs;
+    return { headers, requestId, scope, timeoutMs, deadline, waitedUntil: Number.NEGATIVE_INFINITY };
   }
 
   private async run(request: ApiRequest, call: Call): Promise<ApiResponse> {
@@ -223,6 +227,8 @@ export class Transport {
       if (outcome.kind === 'network') {
         if (retry >= this.options.maxRetries) throw outcome.error;
         const delayMs = backoffDelayMs(retry, this.options);
+        // A wait the call has no time left for would end in its timeout: the error it waits after tells more.
+        if (this.timeLeft(call) <= delayMs) throw outcome.error;
         tell(this.options.onRetry, {
           reason: 'network_error',
           attempt: attempt + 1,
@@ -234,7 +240,7 @@ export class Transport {
       }
       const { error } = outcome;
       const delayMs = retryDelayMs(error, retry, this.options);
-      if (delayMs === undefined) throw error;
+      if (delayMs === undefined || this.timeLeft(call) <= delayMs) throw error;
       const reason = error.status === 429 ? 'rate_limited' : 'service_unavailable';
       const requestId = call.requestId ?? error.requestId;
       const info: WaitInfo = {
@@ -253,8 +259,9 @@ export class Transport {
 
   /**
    * Holds a call until the known rate-limit state lets it through; returns the release of its place among the
-   * requests in flight. A spent window is waited out when the wait fits in maxRetryDelayMs, else the call is
-   * refused as the service would refuse it, without sending it (which would count towards a ban).
+   * requests in flight. A spent window is waited out when the wait fits in maxRetryDelayMs and in the time the call
+   * has left, else the call is refused as the service would refuse it, without sending it (which would count
+   * towards a ban).
    */
   private async pace(call: Call, attempt: number): Promise<() => void> {
     for (;;) {
@@ -266,20 +273,30 @@ export class Transport {
         continue;
       }
       const delayMs = gate.untilMs - now;
+      const left = this.timeLeft(call);
+      let tooLong: string | undefined;
       if (delayMs > this.options.maxRetryDelayMs) {
+        tooLong = `longer than maxRetryDelayMs (${this.options.maxRetryDelayMs} ms)`;
+      } else if (left <= delayMs) {
+        tooLong = `longer than the ${Math.max(0, Math.floor(left))} ms left of timeoutMs (${call.timeoutMs} ms)`;
+      }
+      if (tooLong !== undefined) {
         const retryAfter = Math.ceil(delayMs / 1000);
         throw new PetstoreError({
           status: 429,
           code: 'rate_limited',
-          message:
-            `not sent: the "${gate.window}" rate-limit window is spent for ${retryAfter} s more, ` +
-            `longer than maxRetryDelayMs (${this.options.maxRetryDelayMs} ms)`,
+          message: `not sent: the "${gate.window}" rate-limit window is spent for ${retryAfter} s more, ${tooLong}`,
           retryAfter,
         });
       }
       tell(this.options.onRateLimit, { reason: 'paced', attempt, delayMs, requestId: call.requestId });
       await this.wait(call, delayMs);
     }
+  }
+
+  /** Milliseconds until the call's timeoutMs ends it, on the client's clock; infinite without one. */
+  private timeLeft(call: Call): number {
+    return call.deadline - Math.max(this.options.now(), call.waitedUntil);
   }
 
   private async wait(call: Call, ms: number): Promise<void> {
