@@ -1,12 +1,9 @@
-export { PetstoreClient, PetsApi } from './petstore-client.ts';
-export type {
-  CreateOptions,
-  ListOptions,
-  ListPageOptions,
-  PetPage,
-  UsageApi,
-  UsageHistoryOptions,
-} from './petstore-client.ts';
+export { PetstoreClient } from './petstore-client.ts';
+export type { WithResponseApi } from './petstore-client.ts';
+export { PetsApi, PetsWithResponseApi } from './pets-api.ts';
+export type { CreateOptions, ListOptions, ListPageOptions, PetPage } from './pets-api.ts';
+export type { UsageApi, UsageHistoryOptions, UsageWithResponseApi } from './usage-api.ts';
+export type { PetstoreResponse } from './with-response.ts';
 export type { CallOptions, PetstoreClientOptions, WaitInfo, WaitListener, WaitReason } from './options.ts';
 export { PetstoreError, PetstoreTimeoutError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
 export type { PetstoreErrorCode, PetstoreErrorConstructor, PetstoreErrorDetails } from './petstore-error.ts';
