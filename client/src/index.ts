@@ -4,7 +4,14 @@ export { PetsApi, PetsWithResponseApi } from './pets-api.ts';
 export type { CreateOptions, ListOptions, ListPageOptions, PetPage } from './pets-api.ts';
 export type { UsageApi, UsageHistoryOptions, UsageWithResponseApi } from './usage-api.ts';
 export type { PetstoreResponse } from './with-response.ts';
-export type { CallOptions, PetstoreClientOptions, WaitInfo, WaitListener, WaitReason } from './options.ts';
+export type {
+  CallOptions,
+  EtagCacheOptions,
+  PetstoreClientOptions,
+  WaitInfo,
+  WaitListener,
+  WaitReason,
+} from './options.ts';
 export { PetstoreError, PetstoreTimeoutError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
 export type { PetstoreErrorCode, PetstoreErrorConstructor, PetstoreErrorDetails } from './petstore-error.ts';
 export { DEPRECATION_WARNING_CODE, DEPRECATION_WARNING_TYPE } from './deprecation-warning.ts';

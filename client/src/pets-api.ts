@@ -54,7 +54,7 @@ export class PetsWithResponseApi {
   /** One page of pets and the cursor of the next page, with the page's answer. */
   async listPage(options: ListPageOptions = {}): Promise<PetstoreResponse<PetPage>> {
     const path = `/pets${pageQuery(options)}`;
-    const answer = await this.transport.send({ method: 'GET', path, spendsQuota: true, options });
+    const answer = await this.transport.send({ method: 'GET', path, spendsQuota: true, options, keepsEtag: true });
     const next = linkTarget(answer.headers, 'next', answer.url);
     const pets = answer.body as Pet[];
     return responseOf(answer, { pets, nextCursor: next?.searchParams.get('cursor') ?? undefined });
@@ -96,6 +96,7 @@ export class PetsWithResponseApi {
       path: `/pets/${encodeURIComponent(String(id))}`,
       spendsQuota: true,
       options,
+      keepsEtag: true,
       onAnswer: (headers, url) => warnIfDeprecated(headers, url, this.readUsage),
     });
     return responseOf(answer, answer.body as Pet);

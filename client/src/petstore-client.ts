@@ -1,3 +1,4 @@
+import { DEFAULT_ETAG_ENTRIES, EtagCache } from './etag-cache.ts';
 import type { PetstoreClientOptions, WaitListener } from './options.ts';
 import { PetsApi, PetsWithResponseApi } from './pets-api.ts';
 import type { RateLimitState } from './rate-limit.ts';
@@ -36,6 +37,13 @@ function checkedFunction<T>(name: string, value: T | undefined): T | undefined {
   return value;
 }
 
+function etagCacheOf(option: PetstoreClientOptions['etagCache']): EtagCache | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option === true) return new EtagCache(DEFAULT_ETAG_ENTRIES);
+  if (typeof option !== 'object' || option === null) throw new TypeError('etagCache must be a boolean or an object');
+  return new EtagCache(checkedCount('etagCache.maxEntries', option.maxEntries ?? DEFAULT_ETAG_ENTRIES, 1));
+}
+
 /** A client of the petstore API, version 1. */
 export class PetstoreClient {
   readonly pets: PetsApi;
@@ -68,6 +76,7 @@ export class PetstoreClient {
       userAgent: options.userAgent,
       onRetry: checkedFunction<WaitListener>('onRetry', options.onRetry),
       onRateLimit: checkedFunction<WaitListener>('onRateLimit', options.onRateLimit),
+      etagCache: etagCacheOf(options.etagCache),
     });
     const usage = usageWithResponseApi(this.transport);
     this.usage = usageApi(usage);

@@ -1,4 +1,5 @@
 import { CallScope } from './call-scope.ts';
+import { isStrongEtag, type EtagCache } from './etag-cache.ts';
 import { parseJson } from './int64-json.ts';
 import type { CallOptions, WaitInfo, WaitListener } from './options.ts';
 import { RateLimitPacer } from './pacing.ts';
@@ -23,6 +24,8 @@ export interface TransportOptions extends RetryLimits {
   readonly userAgent: string | undefined;
   readonly onRetry: WaitListener | undefined;
   readonly onRateLimit: WaitListener | undefined;
+  /** Where answers with a strong ETag are kept, when the client keeps them. */
+  readonly etagCache: EtagCache | undefined;
 }
 
 export interface ApiRequest {
@@ -36,9 +39,12 @@ export interface ApiRequest {
   readonly options: CallOptions;
   /** Sees the headers of every answer, error answers included, before anything is thrown. */
   readonly onAnswer?: (headers: Headers, url: string) => void;
+  /** Whether an answer with a strong ETag may be kept and asked for again with If-None-Match (it never changes). */
+  readonly keepsEtag?: boolean;
 }
 
 export interface ApiResponse {
+  /** The answer's status: 304 when it confirmed a kept answer, whose body and headers this then carries. */
   readonly status: number;
   readonly headers: Headers;
   readonly url: string;
@@ -166,8 +172,19 @@ function describesAccount(request: ApiRequest, status: number, code: string | un
 }
 
 /**
- * Sends requests with the key, paces those that spend quota, retries what the retry policy allows, and remembers
- * the rate-limit state.
+ * The kept answer's headers brought up to date by those of the 304 that confirmed it (RFC 9111 4.3.4): its rate
+ * limits, request id and deprecation replace the kept ones; what a 304 does not repeat (Content-Type, perhaps Link)
+ * stays.
+ */
+function freshened(kept: Headers, confirming: Headers): Headers {
+  const headers = new Headers(kept);
+  confirming.forEach((value, name) => headers.set(name, value));
+  return headers;
+}
+
+/**
+ * Sends requests with the key, paces those that spend quota, retries what the retry policy allows, keeps answers by
+ * their ETags when told to, and remembers the rate-limit state.
  */
 export class Transport {
   rateLimit: RateLimitState | undefined;
@@ -305,30 +322,53 @@ export class Transport {
     call.waitedUntil = start + ms;
   }
 
-  /** One fetch and its body. A network failure is an outcome to retry; an abort is thrown. */
+  /**
+   * One fetch and its body. A network failure is an outcome to retry; an abort is thrown. An answer kept by its
+   * ETag is asked for with If-None-Match, and a 304 then gives back its body.
+   */
   private async attempt(request: ApiRequest, call: Call): Promise<Outcome> {
     // fetch would reject an aborted signal too, but only after the fetch given to the client has seen the request.
     call.scope.signal.throwIfAborted();
+    const url = `${this.options.baseUrl}${request.path}`;
+    const kept = request.keepsEtag === true ? this.options.etagCache?.get(url) : undefined;
+    if (kept === undefined) call.headers.delete('if-none-match');
+    else call.headers.set('if-none-match', kept.etag);
     const init: RequestInit = { method: request.method, headers: call.headers, signal: call.scope.signal };
     if (request.body !== undefined) init.body = request.body;
     let response: Response;
     try {
-      response = await this.options.fetch(`${this.options.baseUrl}${request.path}`, init);
+      response = await this.options.fetch(url, init);
     } catch (error) {
       if (call.scope.signal.aborted) throw call.scope.signal.reason;
       return { kind: 'network', error };
     }
     const answeredAt = this.options.now();
-    const body = response.ok ? parseBody(await response.text()) : undefined;
-    const error = response.ok ? undefined : await errorOf(response);
+    const confirmed = response.status === 304 && kept !== undefined;
+    const text = response.ok ? await response.text() : undefined;
+    const error = response.ok || confirmed ? undefined : await errorOf(response);
     // GET /v1/usage's own refusals describe its own small limit, not the account's.
-    if (request.spendsQuota || response.ok) this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
+    if (request.spendsQuota || error === undefined) this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
     if (describesAccount(request, response.status, error?.code)) this.pacer.observe(response.headers, answeredAt);
+    if (request.keepsEtag === true) this.keep(url, response, text);
     request.onAnswer?.(response.headers, response.url);
     if (error !== undefined) return { kind: 'error', error };
+    if (confirmed) {
+      const headers = freshened(kept.headers, response.headers);
+      return { kind: 'answer', response: { status: 304, headers, url: response.url, body: parseBody(kept.text) } };
+    }
     return {
       kind: 'answer',
-      response: { status: response.status, headers: response.headers, url: response.url, body },
+      response: { status: response.status, headers: response.headers, url: response.url, body: parseBody(text ?? '') },
     };
+  }
+
+  /** Keeps a 200 with a strong ETag; any other answer but a 304 replaces what was kept for its URL. */
+  private keep(url: string, response: Response, text: string | undefined): void {
+    const cache = this.options.etagCache;
+    if (cache === undefined || response.status === 304) return;
+    const etag = response.headers.get('etag');
+    if (response.status === 200 && text !== undefined && isStrongEtag(etag)) {
+      cache.set(url, { etag, text, headers: response.headers });
+    } else cache.delete(url);
   }
 }
