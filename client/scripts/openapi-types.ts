@@ -1,5 +1,6 @@
-import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
+import openapiTS, { astToString, type OpenAPI3, type SchemaObject } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
+import ts from 'typescript';
 import { buildServices } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
@@ -36,9 +37,21 @@ export async function servedDocument(): Promise<OpenAPI3> {
   }
 }
 
+/**
+ * An int64 is `number | bigint`: the client reads one as a number while it is a safe integer and as a bigint beyond
+ * 2^53 (src/int64-json.ts), and accepts either when it sends one.
+ */
+function int64Type(schema: SchemaObject): ts.TypeNode | undefined {
+  if (schema.format !== 'int64') return undefined;
+  return ts.factory.createUnionTypeNode([
+    ts.factory.createKeywordTypeNode(ts.SyntaxKind.NumberKeyword),
+    ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword),
+  ]);
+}
+
 /** The text of the generated module: TypeScript types of the served document, formatted like the repository. */
 export async function generatedTypesSource(): Promise<string> {
-  const ast = await openapiTS(await servedDocument());
+  const ast = await openapiTS(await servedDocument(), { transform: int64Type });
   const prettierOptions = (await resolveConfig(GENERATED_TYPES_PATH)) ?? {};
   return format(`${HEADER}\n${astToString(ast)}`, { ...prettierOptions, parser: 'typescript' });
 }

@@ -1,15 +1,19 @@
-export { PetstoreClient, PetsApi } from './petstore-client.ts';
+export { PetstoreClient } from './petstore-client.ts';
+export type { WithResponseApi } from './petstore-client.ts';
+export { PetsApi, PetsWithResponseApi } from './pets-api.ts';
+export type { CreateOptions, ListOptions, ListPageOptions, PetPage } from './pets-api.ts';
+export type { UsageApi, UsageHistoryOptions, UsageWithResponseApi } from './usage-api.ts';
+export type { PetstoreResponse } from './with-response.ts';
 export type {
-  CreateOptions,
-  ListOptions,
-  ListPageOptions,
-  PetPage,
-  UsageApi,
-  UsageHistoryOptions,
-} from './petstore-client.ts';
-export type { CallOptions, PetstoreClientOptions, WaitInfo, WaitListener, WaitReason } from './options.ts';
+  CallOptions,
+  EtagCacheOptions,
+  PetstoreClientOptions,
+  WaitInfo,
+  WaitListener,
+  WaitReason,
+} from './options.ts';
 export { PetstoreError, PetstoreTimeoutError, UNEXPECTED_RESPONSE } from './petstore-error.ts';
-export type { PetstoreErrorDetails } from './petstore-error.ts';
+export type { PetstoreErrorCode, PetstoreErrorConstructor, PetstoreErrorDetails } from './petstore-error.ts';
 export { DEPRECATION_WARNING_CODE, DEPRECATION_WARNING_TYPE } from './deprecation-warning.ts';
 export { int64Replacer, int64Reviver } from './int64-json.ts';
 export type { RateLimitState, RateLimitWindow } from './rate-limit.ts';

@@ -1,7 +1,7 @@
 import type { Int64, NewPet } from './types.ts';
 
-/** The only int64 field that may exceed 2^53 in practice; ids are assigned in sequence by the service. */
-const EXACT_FIELD = 'categoryId';
+/** The int64 fields of the document (Pet's), read exactly: a number when safe, a bigint beyond 2^53. */
+const EXACT_FIELDS: ReadonlySet<string> = new Set(['id', 'categoryId']);
 const INTEGER_TEXT = /^-?\d+$/;
 /**
  * Marks an integer literal quoted by the fallback pre-pass: written escaped into the JSON text, read as a NUL,
@@ -25,7 +25,7 @@ const SOURCE_TEXT_SUPPORTED = JSON.parse('[1]', (_key, value: unknown, context?:
 )[0] as boolean;
 
 function reviveWithSource(key: string, value: unknown, context?: ReviverContext): unknown {
-  if (key !== EXACT_FIELD || typeof value !== 'number' || Number.isSafeInteger(value)) return value;
+  if (!EXACT_FIELDS.has(key) || typeof value !== 'number' || Number.isSafeInteger(value)) return value;
   const source = context?.source;
   return source !== undefined && INTEGER_TEXT.test(source) ? BigInt(source) : value;
 }
@@ -33,7 +33,7 @@ function reviveWithSource(key: string, value: unknown, context?: ReviverContext)
 function reviveQuoted(key: string, value: unknown): unknown {
   if (typeof value !== 'string' || !value.startsWith(QUOTED_INTEGER)) return value;
   const digits = value.slice(QUOTED_INTEGER.length);
-  return key === EXACT_FIELD ? toInt64(digits) : Number(digits);
+  return EXACT_FIELDS.has(key) ? toInt64(digits) : Number(digits);
 }
 
 /**
@@ -51,7 +51,7 @@ export function parseJsonByPrePass(text: string): unknown {
   return JSON.parse(quoteLongIntegers(text), reviveQuoted);
 }
 
-/** JSON.parse that reads `categoryId` as a number when safe and as a bigint otherwise, never losing a digit. */
+/** JSON.parse that reads `id` and `categoryId` as numbers when safe and as bigints otherwise, never losing a digit. */
 export function parseJson(text: string): unknown {
   return SOURCE_TEXT_SUPPORTED ? JSON.parse(text, reviveWithSource) : parseJsonByPrePass(text);
 }
@@ -64,7 +64,7 @@ function int64Text(value: Int64): string {
 
 /** The creation body, written by hand because JSON.stringify cannot write a bigint. */
 export function newPetJson(pet: NewPet): string {
-  const fields = [`"name":${JSON.stringify(pet.name)}`, `"${EXACT_FIELD}":${int64Text(pet.categoryId)}`];
+  const fields = [`"name":${JSON.stringify(pet.name)}`, `"categoryId":${int64Text(pet.categoryId)}`];
   if (pet.status !== undefined) fields.push(`"status":${JSON.stringify(pet.status)}`);
   return `{${fields.join(',')}}`;
 }
@@ -79,9 +79,9 @@ export function int64Replacer(_key: string, value: unknown): unknown {
 }
 
 /**
- * A JSON.parse reviver that reads back what int64Replacer wrote: a `categoryId` given as a string of digits
+ * A JSON.parse reviver that reads back what int64Replacer wrote: an `id` or `categoryId` given as a string of digits
  * becomes an Int64 again (a number when safe, else a bigint). Every other value is left as it is.
  */
 export function int64Reviver(key: string, value: unknown): unknown {
-  return key === EXACT_FIELD && typeof value === 'string' && INTEGER_TEXT.test(value) ? toInt64(value) : value;
+  return EXACT_FIELDS.has(key) && typeof value === 'string' && INTEGER_TEXT.test(value) ? toInt64(value) : value;
 }

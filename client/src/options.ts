@@ -50,6 +50,20 @@ export interface PetstoreClientOptions extends Omit<CallOptions, 'requestId'> {
   readonly fetch?: Fetch | undefined;
   /** How the client waits; setTimeout-based by default. */
   readonly sleep?: Sleep | undefined;
-  /** The clock the client paces by, in milliseconds; `Date.now` by default. A `sleep` that does not wait moves it. */
+  /**
+   * The clock the client paces by, and measures the time a call has left by, in milliseconds; `Date.now` by default.
+   * A `sleep` that does not wait moves it.
+   */
   readonly now?: (() => number) | undefined;
+  /**
+   * Keeps the answers of `pets.get` and the full pages of `pets.list` and `listPage` by their strong ETags and asks
+   * for them again with `If-None-Match`: a 304 gives back the kept body. `true` keeps up to 500, the least recently
+   * used going first; `{ maxEntries }` sets the bound. Off by default.
+   */
+  readonly etagCache?: boolean | EtagCacheOptions | undefined;
+}
+
+export interface EtagCacheOptions {
+  /** How many answers to keep, at least 1. Default 500. */
+  readonly maxEntries?: number | undefined;
 }

@@ -21,7 +21,7 @@ export function backoffDelayMs(retry: number, limits: RetryLimits): number {
 export function retryDelayMs(error: PetstoreError, retry: number, limits: RetryLimits): number | undefined {
   if (retry >= limits.maxRetries) return undefined;
   let delay: number;
-  if (error.status === 429 && error.code === 'rate_limited') delay = (error.retryAfter ?? 1) * 1000;
+  if (error.code === 'rate_limited' && error.status === 429) delay = error.retryAfter * 1000;
   else if (error.status === 503) delay = Math.max(backoffDelayMs(retry, limits), (error.retryAfter ?? 0) * 1000);
   else return undefined;
   return delay > limits.maxRetryDelayMs ? undefined : delay;

@@ -1,4 +1,5 @@
 import { CallScope } from './call-scope.ts';
+import { isStrongEtag, type EtagCache } from './etag-cache.ts';
 import { parseJson } from './int64-json.ts';
 import type { CallOptions, WaitInfo, WaitListener } from './options.ts';
 import { RateLimitPacer } from './pacing.ts';
@@ -23,6 +24,8 @@ export interface TransportOptions extends RetryLimits {
   readonly userAgent: string | undefined;
   readonly onRetry: WaitListener | undefined;
   readonly onRateLimit: WaitListener | undefined;
+  /** Where answers with a strong ETag are kept, when the client keeps them. */
+  readonly etagCache: EtagCache | undefined;
 }
 
 export interface ApiRequest {
@@ -36,9 +39,12 @@ export interface ApiRequest {
   readonly options: CallOptions;
   /** Sees the headers of every answer, error answers included, before anything is thrown. */
   readonly onAnswer?: (headers: Headers, url: string) => void;
+  /** Whether an answer with a strong ETag may be kept and asked for again with If-None-Match (it never changes). */
+  readonly keepsEtag?: boolean;
 }
 
 export interface ApiResponse {
+  /** The answer's status: 304 when it confirmed a kept answer, whose body and headers this then carries. */
   readonly status: number;
   readonly headers: Headers;
   readonly url: string;
@@ -51,6 +57,9 @@ interface Call {
   readonly headers: Headers;
   readonly requestId: string | undefined;
   readonly scope: CallScope;
+  readonly timeoutMs: number | undefined;
+  /** When timeoutMs ends the call, on the client's clock. */
+  readonly deadline: number;
   /** The end of the call's latest wait, on the client's clock: a call never waits twice for the same instant. */
   waitedUntil: number;
 }
@@ -94,18 +103,32 @@ function retryAfterOf(headers: Headers): number | undefined {
   return value !== null && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
 }
 
+/**
+ * The seconds a `rate_limited` error says to wait when its answer gave no Retry-After (the service always gives one):
+ * a second, as a retry then waits.
+ */
+const DEFAULT_RATE_LIMITED_RETRY_AFTER = 1;
+
 async function errorOf(response: Response): Promise<PetstoreError> {
   const text = await response.text();
   const body = parseBody(text);
-  const common = {
-    status: response.status,
-    retryAfter: retryAfterOf(response.headers),
-    requestId: response.headers.get('x-request-id') ?? undefined,
-  };
-  if (isErrorBody(body)) return new PetstoreError({ ...common, code: body.code, message: body.message });
-  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  const message = `HTTP ${response.status} without an error body from ${response.url}: ${excerpt}`;
-  return new PetstoreError({ ...common, code: UNEXPECTED_RESPONSE, message });
+  const status = response.status;
+  const retryAfter = retryAfterOf(response.headers);
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  if (!isErrorBody(body)) {
+    const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+    const message = `HTTP ${response.status} without an error body from ${response.url}: ${excerpt}`;
+    return new PetstoreError({ status, code: UNEXPECTED_RESPONSE, message, retryAfter, requestId });
+  }
+  const { code, message } = body;
+  if (code !== 'rate_limited') return new PetstoreError({ status, code, message, retryAfter, requestId });
+  return new PetstoreError({
+    status,
+    code,
+    message,
+    retryAfter: retryAfter ?? DEFAULT_RATE_LIMITED_RETRY_AFTER,
+    requestId,
+  });
 }
 
 /** setTimeout fires at once for a delay beyond a signed 32-bit count of milliseconds (about 24.8 days). */
@@ -149,8 +172,19 @@ function describesAccount(request: ApiRequest, status: number, code: string | un
 }
 
 /**
- * Sends requests with the key, paces those that spend quota, retries what the retry policy allows, and remembers
- * the rate-limit state.
+ * The kept answer's headers brought up to date by those of the 304 that confirmed it (RFC 9111 4.3.4): its rate
+ * limits, request id and deprecation replace the kept ones; what a 304 does not repeat (Content-Type, perhaps Link)
+ * stays.
+ */
+function freshened(kept: Headers, confirming: Headers): Headers {
+  const headers = new Headers(kept);
+  confirming.forEach((value, name) => headers.set(name, value));
+  return headers;
+}
+
+/**
+ * Sends requests with the key, paces those that spend quota, retries what the retry policy allows, keeps answers by
+ * their ETags when told to, and remembers the rate-limit state.
  */
 export class Transport {
   rateLimit: RateLimitState | undefined;
@@ -192,7 +226,8 @@ export class Transport {
       timeoutMs,
       () => new PetstoreTimeoutError(what, timeoutMs ?? 0, requestId),
     );
-    return { headers, requestId, scope, waitedUntil: Number.NEGATIVE_INFINITY };
+    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.options.now() + timeoutMs;
+    return { headers, requestId, scope, timeoutMs, deadline, waitedUntil: Number.NEGATIVE_INFINITY };
   }
 
   private async run(request: ApiRequest, call: Call): Promise<ApiResponse> {
@@ -209,6 +244,8 @@ export class Transport {
       if (outcome.kind === 'network') {
         if (retry >= this.options.maxRetries) throw outcome.error;
         const delayMs = backoffDelayMs(retry, this.options);
+        // A wait the call has no time left for would end in its timeout: the error it waits after tells more.
+        if (this.timeLeft(call) <= delayMs) throw outcome.error;
         tell(this.options.onRetry, {
           reason: 'network_error',
           attempt: attempt + 1,
@@ -220,7 +257,7 @@ export class Transport {
       }
       const { error } = outcome;
       const delayMs = retryDelayMs(error, retry, this.options);
-      if (delayMs === undefined) throw error;
+      if (delayMs === undefined || this.timeLeft(call) <= delayMs) throw error;
       const reason = error.status === 429 ? 'rate_limited' : 'service_unavailable';
       const requestId = call.requestId ?? error.requestId;
       const info: WaitInfo = {
@@ -239,8 +276,9 @@ export class Transport {
 
   /**
    * Holds a call until the known rate-limit state lets it through; returns the release of its place among the
-   * requests in flight. A spent window is waited out when the wait fits in maxRetryDelayMs, else the call is
-   * refused as the service would refuse it, without sending it (which would count towards a ban).
+   * requests in flight. A spent window is waited out when the wait fits in maxRetryDelayMs and in the time the call
+   * has left, else the call is refused as the service would refuse it, without sending it (which would count
+   * towards a ban).
    */
   private async pace(call: Call, attempt: number): Promise<() => void> {
     for (;;) {
@@ -252,14 +290,19 @@ export class Transport {
         continue;
       }
       const delayMs = gate.untilMs - now;
+      const left = this.timeLeft(call);
+      let tooLong: string | undefined;
       if (delayMs > this.options.maxRetryDelayMs) {
+        tooLong = `longer than maxRetryDelayMs (${this.options.maxRetryDelayMs} ms)`;
+      } else if (left <= delayMs) {
+        tooLong = `longer than the ${Math.max(0, Math.floor(left))} ms left of timeoutMs (${call.timeoutMs} ms)`;
+      }
+      if (tooLong !== undefined) {
         const retryAfter = Math.ceil(delayMs / 1000);
         throw new PetstoreError({
           status: 429,
           code: 'rate_limited',
-          message:
-            `not sent: the "${gate.window}" rate-limit window is spent for ${retryAfter} s more, ` +
-            `longer than maxRetryDelayMs (${this.options.maxRetryDelayMs} ms)`,
+          message: `not sent: the "${gate.window}" rate-limit window is spent for ${retryAfter} s more, ${tooLong}`,
           retryAfter,
         });
       }
@@ -268,36 +311,64 @@ export class Transport {
     }
   }
 
+  /** Milliseconds until the call's timeoutMs ends it, on the client's clock; infinite without one. */
+  private timeLeft(call: Call): number {
+    return call.deadline - Math.max(this.options.now(), call.waitedUntil);
+  }
+
   private async wait(call: Call, ms: number): Promise<void> {
     const start = Math.max(this.options.now(), call.waitedUntil);
     await this.options.sleep(ms, call.scope.signal);
     call.waitedUntil = start + ms;
   }
 
-  /** One fetch and its body. A network failure is an outcome to retry; an abort is thrown. */
+  /**
+   * One fetch and its body. A network failure is an outcome to retry; an abort is thrown. An answer kept by its
+   * ETag is asked for with If-None-Match, and a 304 then gives back its body.
+   */
   private async attempt(request: ApiRequest, call: Call): Promise<Outcome> {
     // fetch would reject an aborted signal too, but only after the fetch given to the client has seen the request.
     call.scope.signal.throwIfAborted();
+    const url = `${this.options.baseUrl}${request.path}`;
+    const kept = request.keepsEtag === true ? this.options.etagCache?.get(url) : undefined;
+    if (kept === undefined) call.headers.delete('if-none-match');
+    else call.headers.set('if-none-match', kept.etag);
     const init: RequestInit = { method: request.method, headers: call.headers, signal: call.scope.signal };
     if (request.body !== undefined) init.body = request.body;
     let response: Response;
     try {
-      response = await this.options.fetch(`${this.options.baseUrl}${request.path}`, init);
+      response = await this.options.fetch(url, init);
     } catch (error) {
       if (call.scope.signal.aborted) throw call.scope.signal.reason;
       return { kind: 'network', error };
     }
     const answeredAt = this.options.now();
-    const body = response.ok ? parseBody(await response.text()) : undefined;
-    const error = response.ok ? undefined : await errorOf(response);
+    const confirmed = response.status === 304 && kept !== undefined;
+    const text = response.ok ? await response.text() : undefined;
+    const error = response.ok || confirmed ? undefined : await errorOf(response);
     // GET /v1/usage's own refusals describe its own small limit, not the account's.
-    if (request.spendsQuota || response.ok) this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
+    if (request.spendsQuota || error === undefined) this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
     if (describesAccount(request, response.status, error?.code)) this.pacer.observe(response.headers, answeredAt);
+    if (request.keepsEtag === true) this.keep(url, response, text);
     request.onAnswer?.(response.headers, response.url);
     if (error !== undefined) return { kind: 'error', error };
+    if (confirmed) {
+      const headers = freshened(kept.headers, response.headers);
+      return { kind: 'answer', response: { status: 304, headers, url: response.url, body: parseBody(kept.text) } };
+    }
     return {
       kind: 'answer',
-      response: { status: response.status, headers: response.headers, url: response.url, body },
+      response: { status: response.status, headers: response.headers, url: response.url, body: parseBody(text ?? '') },
     };
+  }
+
+  /** Keeps a 200 with a strong ETag; any other answer but a 304 replaces what was kept for its URL. */
+  private keep(url: string, response: Response, text: string | undefined): void {
+    const cache = this.options.etagCache;
+    if (cache === undefined || response.status === 304) return;
+    const etag = response.headers.get('etag');
+    if (response.status === 200 && text !== undefined && isStrongEtag(etag)) {
+      cache.set(url, { etag, text, headers: response.headers });
+    } else cache.delete(url);
   }
 }

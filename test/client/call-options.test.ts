@@ -197,15 +197,53 @@ describe('client: call options and wait callbacks', () => {
     await assert.rejects(client.pets.listPage({ timeoutMs: -1 }), TypeError);
   });
 
-  it('counts the waits in timeoutMs: a wait that outlasts it ends in the timeout', async () => {
+  it('throws the 429 at once when its Retry-After is longer than the time left, not the timeout', async () => {
+    clock.set(new Date('2026-06-01T12:30:00Z'));
     const { key } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
     assert.equal((await request(app, '/v1/pets', { key })).status, 200, 'another program spends the minute');
     const recorder = recordingFetch();
-    // The real timer sleep: the 60 s Retry-After would be waited for real, but the timeout ends it.
-    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: recorder.fetch });
-    const error = await rejection(client.pets.create({ name: 'late', categoryId: 1 }, { timeoutMs: 200 }));
-    assert.ok(error instanceof PetstoreTimeoutError, `a PetstoreTimeoutError, got ${String(error)}`);
+    const retries: WaitInfo[] = [];
+    // The real timer sleep: waiting out the 60 s Retry-After could only end in the timeout.
+    const client = new PetstoreClient({
+      baseUrl: `${app.url}/v1`,
+      apiKey: key,
+      fetch: recorder.fetch,
+      onRetry: (info) => retries.push(info),
+    });
+    const error = await rejection(client.pets.create({ name: 'late', categoryId: 1 }, { timeoutMs: 10_000 }));
+    assert.ok(error instanceof PetstoreError, `the 429 itself, got ${String(error)}`);
+    assert.deepEqual([error.status, error.code, error.retryAfter], [429, 'rate_limited', 60]);
+    assert.equal(error.requestId, recorder.requestIds[0]);
     assert.deepEqual(recorder.statuses, [429]);
+    assert.deepEqual(retries, [], 'no wait begun');
+  });
+
+  it('counts the waits already made in the time left', async () => {
+    clock.set(new Date('2026-06-01T12:40:00Z'));
+    const { key } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
+    const spendTheMinute = async (): Promise<void> => {
+      assert.equal((await request(app, '/v1/pets', { key })).status, 200, 'another program spends the minute');
+    };
+    await spendTheMinute();
+    const recorder = recordingFetch();
+    const delays: number[] = [];
+    const client = new PetstoreClient({
+      baseUrl: `${app.url}/v1`,
+      apiKey: key,
+      fetch: recorder.fetch,
+      now: () => clock.now(),
+      // Time passes at once, and the other program spends the next minute before this client's retry.
+      sleep: async (ms) => {
+        delays.push(ms);
+        clock.advance(ms);
+        await spendTheMinute();
+      },
+    });
+    const error = await rejection(client.pets.create({ name: 'twice late', categoryId: 1 }, { timeoutMs: 100_000 }));
+    assert.ok(error instanceof PetstoreError, `the second 429, got ${String(error)}`);
+    assert.deepEqual([error.code, error.retryAfter, error.requestId], ['rate_limited', 60, recorder.requestIds[1]]);
+    assert.deepEqual(recorder.statuses, [429, 429]);
+    assert.deepEqual(delays, [60_000], 'the first 60 s fit in 100 s; the next 60 s not in the 40 s left');
   });
 
   it('rejects with the reason of the caller’s signal, not a timeout; the client’s signal ends every call', async () => {

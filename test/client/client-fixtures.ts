@@ -12,6 +12,7 @@ export interface SeenRequest {
   readonly idempotencyKey: string | undefined;
   readonly requestId: string | undefined;
   readonly userAgent: string | undefined;
+  readonly ifNoneMatch: string | undefined;
   readonly action: FrontAction;
   /** The app's answer, for requests the front passed on. */
   readonly upstreamStatus?: number;
@@ -70,6 +71,7 @@ export async function startFlakyFront(upstream: string, plan: readonly FrontActi
       idempotencyKey: incoming.headers['idempotency-key'] as string | undefined,
       requestId: incoming.headers['x-request-id'] as string | undefined,
       userAgent: incoming.headers['user-agent'],
+      ifNoneMatch: incoming.headers['if-none-match'],
       action,
     };
     void readBody(incoming).then(async (body) => {

@@ -65,7 +65,7 @@ describe('client: deprecation warning of pets.get', () => {
 
     await first.pets.get(pet.id);
     await second.pets.get(pet.id);
-    await second.pets.get(pet.id + 1).catch(() => undefined);
+    await second.pets.get(BigInt(pet.id) + 1n).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(warnings.length, 1, warnings.map((each) => each.message).join('\n'));
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { PetstoreClient, PetstoreError } from '@petstore/client';
+import { PetstoreClient, PetstoreError, type Fetch } from '@petstore/client';
 import { errorOf, request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
@@ -110,6 +110,28 @@ describe('client: errors', () => {
     assert.equal(own.requests.length, 1, 'one request, no retry');
     assert.deepEqual(waits.delays, []);
     assertRequestId(error, own);
+  });
+
+  it('429 rate_limited always says how long to wait: 1 s when its Retry-After cannot be read', async () => {
+    const { key: limited } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
+    assert.equal((await request(app, '/v1/pets', { key: limited })).status, 200, 'another program spends the minute');
+    // What a page gets from a deployment whose CORS settings do not expose Retry-After.
+    const hidingRetryAfter: Fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const headers = new Headers(response.headers);
+      headers.delete('retry-after');
+      return new Response(await response.arrayBuffer(), { status: response.status, headers });
+    };
+    const limitedClient = new PetstoreClient({
+      baseUrl: `${app.url}/v1`,
+      apiKey: limited,
+      fetch: hidingRetryAfter,
+      maxRetries: 0,
+    });
+    const error = await rejection(limitedClient.pets.listPage());
+    assert.ok(error.code === 'rate_limited', error.code);
+    const seconds: number = error.retryAfter;
+    assert.deepEqual([error.status, seconds], [429, 1]);
   });
 
   it('410 gone after the sunset (last: it moves the clock)', async () => {

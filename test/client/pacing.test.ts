@@ -92,6 +92,25 @@ describe('client: pacing', () => {
     assert.equal((await client.usage()).key.ban, null, 'usage is not paced, and the key is not banned');
   });
 
+  it('refuses a call without sending it when the wait is longer than the time its timeoutMs leaves', async () => {
+    clock.set(new Date('2026-06-01T12:00:00Z'));
+    const { key } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 100 });
+    const { client, recorder, time, rateLimitWaits } = observedClient(app, key);
+    await client.pets.listPage();
+    await client.pets.listPage();
+    const error = await rejection(client.pets.listPage({ timeoutMs: 30_000 }));
+    assert.deepEqual([error.status, error.code, error.retryAfter], [429, 'rate_limited', 60]);
+    assert.equal(
+      error.message,
+      'not sent: the "minute" rate-limit window is spent for 60 s more, longer than the 30000 ms left of timeoutMs ' +
+        '(30000 ms)',
+    );
+    assert.deepEqual([recorder.requests.length, time.delays, rateLimitWaits], [2, [], []], 'nothing sent, no wait');
+    await client.pets.listPage({ timeoutMs: 90_000 });
+    assert.deepEqual([recorder.statuses, time.delays], [[200, 200, 200], [60_000]], 'a wait that fits is waited');
+    assert.equal((await client.usage()).key.ban, null);
+  });
+
   it('does not overshoot a small known remainder with concurrent calls', async () => {
     clock.set(new Date('2026-06-01T12:00:00Z'));
     const { key } = await app.newKey({ plan: 'enterprise', perMinute: 3, perDay: 100 });

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { delimiter, join, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import ts from 'typescript';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -60,21 +61,29 @@ async function run(command: string, args: string[], cwd: string, env = cleanEnvi
   });
 }
 
-// What a Node program of a consumer does, compiled with their strict settings.
+// What a Node program of a consumer does, compiled with their strict settings. The `@ts-expect-error` lines hold the
+// types to what they must be: the compilation fails when a type becomes wider or narrower than it should.
 const NODE_PROGRAM = `
 import {
   CLIENT_VERSION,
   int64Replacer,
   PetstoreClient,
   PetstoreError,
+  PetstoreTimeoutError,
+  type Int64,
   type Pet,
+  type PetPage,
   type PetstoreClientOptions,
+  type PetstoreResponse,
   type WaitInfo,
 } from '@petstore/client';
 
 const baseUrl = process.env.PETSTORE_URL;
 const apiKey = process.env.PETSTORE_API_KEY;
-if (baseUrl === undefined || apiKey === undefined) throw new Error('set PETSTORE_URL and PETSTORE_API_KEY');
+const smallKey = process.env.PETSTORE_SMALL_KEY;
+if (baseUrl === undefined || apiKey === undefined || smallKey === undefined) {
+  throw new Error('set PETSTORE_URL, PETSTORE_API_KEY and PETSTORE_SMALL_KEY');
+}
 
 const waits: WaitInfo[] = [];
 const options: PetstoreClientOptions = {
@@ -83,6 +92,7 @@ const options: PetstoreClientOptions = {
   timeoutMs: 10_000,
   userAgent: 'package-test/1.0',
   requestId: undefined,
+  etagCache: { maxEntries: 100 },
   onRateLimit: (info) => {
     waits.push(info);
   },
@@ -90,6 +100,42 @@ const options: PetstoreClientOptions = {
 const client = new PetstoreClient(options);
 
 const created: Pet = await client.pets.create({ name: 'Big', categoryId: 9007199254740993n, status: 'available' });
+// int64s: a number while safe, a bigint beyond 2^53.
+const id: Int64 = created.id;
+const categoryId: number | bigint = created.categoryId;
+// @ts-expect-error an id may be a bigint
+const idAsNumber: number = created.id;
+// @ts-expect-error a categoryId may be a bigint
+const categoryIdAsNumber: number = created.categoryId;
+
+// Results with the metadata of their answers.
+const small: PetstoreResponse<Pet> = await client.withResponse.pets.create(
+  { name: 'Small', categoryId: 7 },
+  { requestId: 'package-test-create' },
+);
+const metadata = {
+  status: small.status,
+  requestId: small.requestId,
+  limit: small.rateLimit?.limit,
+  location: small.headers.get('location') === '/v1/pets/' + String(small.data.id),
+};
+
+// A full page and a pet asked for again with their kept ETags: 304, and the kept body.
+const firstPage: PetstoreResponse<PetPage> = await client.withResponse.pets.listPage({ limit: 1 });
+const keptPage = await client.withResponse.pets.listPage({ limit: 1 });
+const written = (value: unknown): string => JSON.stringify(value, int64Replacer);
+const pageEtag = {
+  statuses: [firstPage.status, keptPage.status],
+  same: written(firstPage.data) === written(keptPage.data),
+};
+const firstGet = await client.withResponse.pets.get(id);
+const keptGet = await client.withResponse.pets.get(id);
+const petEtag = { statuses: [firstGet.status, keptGet.status], same: written(firstGet.data) === written(created) };
+
+// The deprecated call, and its replacement: GET /v1/pets with the status filter.
+const got: Pet = await client.pets.get(id);
+const available: Pet[] = [];
+for await (const pet of client.pets.list({ status: 'available' })) available.push(pet);
 const listed: Pet[] = [];
 for await (const pet of client.pets.list({ limit: 1, status: undefined })) listed.push(pet);
 const page = await client.pets.listPage({ limit: 1, cursor: undefined, signal: undefined });
@@ -97,21 +143,60 @@ const usage = await client.usage({ requestId: 'package-test-usage' });
 
 let notFound: { status: number; code: string; requestId: string | undefined } | undefined;
 try {
-  await client.pets.get(created.id + 1000, { requestId: 'package-test-get' });
+  await client.pets.get(BigInt(id) + 1000n, { requestId: 'package-test-get' });
 } catch (error) {
   if (!(error instanceof PetstoreError)) throw error;
   notFound = { status: error.status, code: error.code, requestId: error.requestId };
 }
 
+// Errors narrow by code: a rate_limited one always says how long to wait.
+function waitMs(error: PetstoreError<'rate_limited'>): number {
+  return error.retryAfter * 1000;
+}
+
+// A spent window that resets later than the call's timeoutMs allows: thrown at once, nothing sent.
+let sent = 0;
+const limited = new PetstoreClient({
+  baseUrl,
+  apiKey: smallKey,
+  fetch: (input, init) => {
+    sent += 1;
+    return fetch(input, init);
+  },
+});
+await limited.pets.listPage();
+await limited.pets.listPage();
+const sentBefore = sent;
+let paced: { code: string; retryAfter: number; waitMs: number; message: string; sent: number } | undefined;
+try {
+  await limited.pets.listPage({ timeoutMs: 30_000 });
+} catch (error) {
+  if (error instanceof PetstoreTimeoutError) throw new Error(\`waited until the timeout of \${error.timeoutMs} ms\`);
+  if (!(error instanceof PetstoreError)) throw error;
+  if (error.code === 'rate_limited') {
+    const retryAfter: number = error.retryAfter;
+    paced = { code: error.code, retryAfter, waitMs: waitMs(error), message: error.message, sent: sent - sentBefore };
+  }
+  // @ts-expect-error without the check of its code, an error may have no retryAfter
+  const anyRetryAfter: number = error.retryAfter;
+}
+
 const report = {
   node: process.version,
   version: CLIENT_VERSION,
+  idType: typeof created.id,
   categoryIdType: typeof created.categoryId,
   created,
+  got,
+  metadata,
+  pageEtag,
+  petEtag,
+  replacementFinds: available.some((pet) => pet.id === id),
   listed,
   pageSize: page.pets.length,
   minute: usage.windows.minute,
   notFound,
+  paced,
   waits: waits.length,
 };
 console.log(JSON.stringify(report, int64Replacer));
@@ -119,14 +204,19 @@ console.log(JSON.stringify(report, int64Replacer));
 
 // A browser module of a consumer: DOM types only, no Node types.
 const BROWSER_PROGRAM = `
-import { PetstoreClient, PetstoreTimeoutError, type WaitInfo } from '@petstore/client';
+import { PetstoreClient, PetstoreError, PetstoreTimeoutError, type WaitInfo } from '@petstore/client';
 
 export function petstoreFor(apiKey: string, onWait: (info: WaitInfo) => void): PetstoreClient {
-  return new PetstoreClient({ baseUrl: new URL('/v1', location.href).href, apiKey, onRetry: onWait, timeoutMs: 5000 });
+  const baseUrl = new URL('/v1', location.href).href;
+  return new PetstoreClient({ baseUrl, apiKey, onRetry: onWait, timeoutMs: 5000, etagCache: true });
 }
 
 export function isTimeout(error: unknown): boolean {
   return error instanceof PetstoreTimeoutError;
+}
+
+export function secondsToWait(error: unknown): number | undefined {
+  return error instanceof PetstoreError && error.code === 'rate_limited' ? error.retryAfter : undefined;
 }
 `;
 
@@ -143,16 +233,48 @@ function tsconfig(file: string, options: Record<string, unknown>): string {
   return JSON.stringify({ compilerOptions, files: [file] }, null, 2);
 }
 
+interface WrittenPet {
+  readonly id: number;
+  readonly categoryId: unknown;
+}
+
 interface Report {
   readonly node: string;
   readonly version: string;
+  readonly idType: string;
   readonly categoryIdType: string;
-  readonly created: { readonly id: number; readonly categoryId: unknown };
-  readonly listed: ReadonlyArray<{ readonly id: number; readonly categoryId: unknown }>;
+  readonly created: WrittenPet;
+  readonly got: WrittenPet;
+  readonly metadata: unknown;
+  readonly pageEtag: unknown;
+  readonly petEtag: unknown;
+  readonly replacementFinds: boolean;
+  readonly listed: readonly WrittenPet[];
   readonly pageSize: number;
   readonly minute: { readonly limit: number; readonly remaining: number };
   readonly notFound: { readonly status: number; readonly code: string; readonly requestId: string };
+  readonly paced: {
+    readonly code: string;
+    readonly retryAfter: number;
+    readonly waitMs: number;
+    readonly message: string;
+    readonly sent: number;
+  };
   readonly waits: number;
+}
+
+/** The text of the `@deprecated` tag of a method of a class, in a declaration file; undefined without one. */
+function deprecationOf(path: string, className: string, methodName: string): string | undefined {
+  const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true);
+  for (const statement of file.statements) {
+    if (!ts.isClassDeclaration(statement) || statement.name?.text !== className) continue;
+    const method = statement.members.find(
+      (member) => ts.isMethodDeclaration(member) && ts.isIdentifier(member.name) && member.name.text === methodName,
+    );
+    const tag = method === undefined ? undefined : ts.getJSDocDeprecatedTag(method);
+    return tag === undefined ? undefined : (ts.getTextOfJSDocComment(tag.comment) ?? '');
+  }
+  return undefined;
 }
 
 describe('client: the packed package in a project of its own', { skip: missing }, () => {
@@ -189,13 +311,27 @@ describe('client: the packed package in a project of its own', { skip: missing }
     await run(process.execPath, [TSC, '-p', 'tsconfig.json'], project);
     await run(process.execPath, [TSC, '-p', 'tsconfig.browser.json'], project);
 
+    for (const className of ['PetsApi', 'PetsWithResponseApi']) {
+      const deprecation = deprecationOf(join(installed, 'dist', 'pets-api.d.ts'), className, 'get');
+      assert.match(
+        deprecation ?? '',
+        /GET \/v1\/pets` with the `status` filter: `client\.(withResponse\.)?pets\.list\(/,
+      );
+    }
+
     const { key } = await app.newKey({ plan: 'pro' });
-    const env = cleanEnvironment({ PETSTORE_URL: `${app.url}/v1`, PETSTORE_API_KEY: key });
+    const { key: smallKey } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 100 });
+    const env = cleanEnvironment({
+      PETSTORE_URL: `${app.url}/v1`,
+      PETSTORE_API_KEY: key,
+      PETSTORE_SMALL_KEY: smallKey,
+    });
     const output = await run(OLDER_NODE?.path ?? 'node', [join('dist', 'main.js')], project, env);
     const report = JSON.parse(output) as Report;
 
     assert.equal(report.node, OLDER_NODE?.version);
     assert.equal(report.version, MANIFEST.version);
+    assert.equal(report.idType, 'number', 'an id far below 2^53');
     assert.equal(report.categoryIdType, 'bigint', 'read back beyond 2^53 as a bigint');
     assert.equal(report.created.categoryId, '9007199254740993', 'every digit, written by int64Replacer');
     const listed = report.listed.find((pet) => pet.id === report.created.id);
@@ -203,7 +339,20 @@ describe('client: the packed package in a project of its own', { skip: missing }
     assert.equal(report.pageSize, 1);
     assert.equal(report.minute.limit, 300);
     assert.ok(report.minute.remaining < 300, `spent some of the minute: ${report.minute.remaining} left`);
+    assert.deepEqual(report.got, report.created);
+    assert.deepEqual(report.metadata, {
+      status: 201,
+      requestId: 'package-test-create',
+      limit: 300,
+      location: true,
+    });
+    assert.deepEqual(report.pageEtag, { statuses: [200, 304], same: true });
+    assert.deepEqual(report.petEtag, { statuses: [200, 304], same: true });
+    assert.equal(report.replacementFinds, true);
     assert.deepEqual(report.notFound, { status: 404, code: 'not_found', requestId: 'package-test-get' });
+    const { message, ...paced } = report.paced;
+    assert.deepEqual(paced, { code: 'rate_limited', retryAfter: 60, waitMs: 60_000, sent: 0 });
+    assert.match(message, /^not sent: .* longer than the \d+ ms left of timeoutMs \(30000 ms\)$/);
     assert.equal(report.waits, 0);
   });
 });

@@ -95,7 +95,7 @@ describe('client: listing every page', () => {
   });
 });
 
-describe('client: int64 categoryId', () => {
+describe('client: int64 id and categoryId', () => {
   let app: TestApp;
   let client: PetstoreClient;
   let key: string;
@@ -136,6 +136,18 @@ describe('client: int64 categoryId', () => {
     const pet = await client.pets.create({ name: 'small', categoryId: 7n });
     assert.equal(pet.categoryId, 7);
     assert.equal(typeof pet.categoryId, 'number');
+  });
+
+  it('reads id exactly too: a number while safe, a bigint beyond 2^53, as int64 allows', async () => {
+    const pet = await client.pets.create({ name: 'ordinary id', categoryId: 1 });
+    assert.equal(typeof pet.id, 'number', 'the service assigns ids in sequence, far below 2^53');
+    const text = '[{"id":9007199254740993,"name":"far","categoryId":9223372036854775807}]';
+    const far = [{ id: 9007199254740993n, name: 'far', categoryId: 9223372036854775807n }];
+    assert.deepEqual(parseJson(text), far);
+    assert.deepEqual(parseJsonByPrePass(text), far);
+    const written = JSON.stringify(far, int64Replacer);
+    assert.equal(written, '[{"id":"9007199254740993","name":"far","categoryId":"9223372036854775807"}]');
+    assert.deepEqual(JSON.parse(written, int64Reviver), far);
   });
 
   it('sends an unsafe number with the digits of its exact value', async () => {

@@ -112,7 +112,7 @@ export interface components {
        * @description Category of the animal. Any int64; values beyond 2^53 are kept digit for digit.
        * @example 3
        */
-      categoryId: number;
+      categoryId: number | bigint;
       status?: components['schemas']['PetStatus'];
     };
     /** @description A pet. `status` is absent when the pet was created without one. */
@@ -121,7 +121,7 @@ export interface components {
        * Format: int64
        * @description Assigned by the service; positive and increasing.
        */
-      id: number;
+      id: number | bigint;
       /**
        * @description The animal's name: 1 to 200 characters, no control characters.
        * @example Rex
@@ -132,7 +132,7 @@ export interface components {
        * @description Category of the animal.
        * @example 3
        */
-      categoryId: number;
+      categoryId: number | bigint;
       status?: components['schemas']['PetStatus'];
     };
     /** @description A page of pets in ascending id order. */
@@ -776,7 +776,7 @@ export interface operations {
          * @description Identifier of the pet.
          * @example 42
          */
-        petId: number;
+        petId: number | bigint;
       };
       cookie?: never;
     };
