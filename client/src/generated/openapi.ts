@@ -1159,7 +1159,7 @@ export interface operations {
       query?: {
         /** @description Start of the range, an ISO 8601 date or date-time with its offset (`Z` for UTC); rounded down to its bucket. Default: 24 hours before `to` (hour), 30 days before `to` (day). */
         from?: string;
-        /** @description End of the range (exclusive), an ISO 8601 date or date-time with its offset; rounded up to its bucket. Default: the end of the current hour (or day). It must be after `from`, and at most 90 days after it. */
+        /** @description End of the range (exclusive), an ISO 8601 date or date-time with its offset; rounded up to its bucket. Default: the end of the current hour (or day). It must be after `from`; the range, widened to whole buckets, spans at most 90 days. */
         to?: string;
         /** @description The length of each bucket: `hour` (the default) or `day`, in UTC. */
         granularity?: 'hour' | 'day';

@@ -145,7 +145,7 @@ export const UsageHistoryQuerySchema = Type.Object({
       description:
         'End of the range (exclusive), an ISO 8601 date or date-time with its offset; rounded up to its bucket. ' +
         'Default: the end of the current hour (or day). ' +
-        'It must be after `from`, and at most 90 days after it.',
+        'It must be after `from`; the range, widened to whole buckets, spans at most 90 days.',
       'x-expectation': INSTANT_EXPECTATION,
     }),
   ),
