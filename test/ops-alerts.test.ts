@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import {
@@ -43,7 +44,7 @@ describe('ops/alerts.yml through promtool', { skip: missing }, () => {
 describe('the alert rules', () => {
   const rules = alertRules();
 
-  it('has one rule for each failure operators are paged or ticketed for, each once', () => {
+  it('has the rules docs/operations.md explains, each once', () => {
     assert.deepEqual(rules.map((rule) => rule.alert).sort(), [
       'PetstoreBanSurge',
       'PetstoreHighErrorRatio',
@@ -55,6 +56,15 @@ describe('the alert rules', () => {
       'PetstoreUsageFlushesFailing',
       'PetstoreUsageUncounted',
     ]);
+  });
+
+  it('explains every rule in docs/operations.md, "Alerts and dashboard"', () => {
+    const guide = readFileSync(join(import.meta.dirname, '..', 'docs', 'operations.md'), 'utf8');
+    const section = /^## Alerts and dashboard\n([\s\S]*?)^## /m.exec(guide)?.[1] ?? '';
+    for (const rule of rules) {
+      assert.match(section, new RegExp(`^\\| \`${rule.alert}\` +\\|`, 'm'), `${rule.alert}: no row in the table`);
+      assert.match(section, new RegExp(`^- \\*\\*\`${rule.alert}\`\\*\\*: `, 'm'), `${rule.alert}: no runbook entry`);
+    }
   });
 
   it('gives every rule a severity, a summary, a description and a wait before it fires', () => {
