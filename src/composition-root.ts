@@ -7,7 +7,7 @@ import type { AppDependencies } from './http/app.ts';
 import { limitsStep } from './http/limits-step.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { redactKeys } from './http/redact.ts';
-import type { ReadinessCheck } from './http/routes/ops.ts';
+import { exportReadiness, type ReadinessCheck } from './http/routes/ops.ts';
 import { clientAddressResolver } from './net/client-address.ts';
 import { PetService } from './pets/pet-service.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
@@ -97,6 +97,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const usage = new UsageService(store.usage, usageFlusher, clock, { sunset: GET_PET_SUNSET });
   const readiness: ReadinessCheck[] = [{ name: store.backend, check: () => store.ping() }];
   if (redis) readiness.push({ name: 'redis', check: () => redis.ping() });
+  exportReadiness(metrics.registry, readiness, config.storageTimeoutMs);
   const purgeTimer = setInterval(() => void pets.purgeIdempotencyKeys().catch(() => undefined), 60 * 60 * 1000);
   purgeTimer.unref();
   return {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
+import { Registry } from 'prom-client';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { exportReadiness } from '../src/http/routes/ops.ts';
 import { startOperatorListener, type OperatorListener } from './support/operator-listener.ts';
 import { METRICS_RENDER_INTERVAL_MS } from '../src/operator/metrics-route.ts';
 import { request, type ErrorBody, type HttpRequest, type HttpTarget } from './support/http-client.ts';
@@ -116,6 +118,38 @@ describe('GET /metrics on the operator listener', () => {
       assert.match(response.text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), `${name} is a ${type}`);
     }
     assert.ok(parseSamples(response.text).length > 0, 'at least one sample');
+  });
+
+  it('says whether each dependency of /readyz answers, probed at the scrape', async () => {
+    const { samples } = await scrape();
+    const backend = app.services.store.backend;
+    assert.deepEqual(
+      select(samples, 'petstore_dependency_up', {}).map((sample) => [sample.labels['dependency'], sample.value]),
+      [[backend, 1]],
+    );
+  });
+
+  it('counts a dependency that fails or does not answer in time as down', async () => {
+    const registry = new Registry();
+    const never = new Promise<void>(() => undefined);
+    exportReadiness(
+      registry,
+      [
+        { name: 'up', check: () => Promise.resolve() },
+        { name: 'failing', check: () => Promise.reject(new Error('connection refused')) },
+        { name: 'silent', check: () => never },
+      ],
+      50,
+    );
+    const samples = parseSamples(await registry.metrics());
+    assert.deepEqual(
+      select(samples, 'petstore_dependency_up').map((sample) => [sample.labels['dependency'], sample.value]),
+      [
+        ['up', 1],
+        ['failing', 0],
+        ['silent', 0],
+      ],
+    );
   });
 
   it('counts calls to the deprecated GET /v1/pets/{petId} per account', async () => {

@@ -143,7 +143,7 @@ describe('the dashboard and the alert rules on a live Prometheus', { skip: missi
     const results = await labels('Usage flushes by result', 'result');
     for (const result of ['failed', 'written']) assert.ok(results.includes(result), `no ${result}: ${results.join()}`);
     // A fallback of 0 keeps these panels from showing nothing while all is well: the 503s must count.
-    for (const title of ['5xx share of answers', '503 share of answers: storage did not answer']) {
+    for (const title of ['5xx share of answers', 'Share of answers that were 503 because storage did not answer']) {
       const [share] = (await prometheus?.query(interpolate(queryOf(title), target))) ?? [];
       assert.ok(Number(share?.value[1]) > 0, `${title}: ${JSON.stringify(share)}`);
     }

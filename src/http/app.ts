@@ -53,6 +53,7 @@ export function publicCore(deps: AppDependencies): CoreOptions {
     requestTimeoutMs: deps.config.requestTimeoutMs,
     schemas: [...sharedSchemas, ...USAGE_SCHEMAS],
     errorCodes: HTTP_ERROR_CODES,
+    onStorageUnavailable: () => deps.metrics.storageUnavailable.inc(),
     document: publicDocument(deps.config.publicBaseUrl),
   };
 }

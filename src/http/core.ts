@@ -21,6 +21,8 @@ export interface CoreOptions {
   readonly validation?: ValidationRules;
   /** The codes the app answers with; its document lists them. */
   readonly errorCodes: readonly ErrorCode[];
+  /** Called for each request answered 503 because storage was unavailable. */
+  readonly onStorageUnavailable?: () => void;
   /** The app's OpenAPI document; none: the app documents nothing. */
   readonly document?: ApiDocument;
 }
@@ -78,7 +80,10 @@ export async function buildHttpApp(options: CoreOptions, addParts: AppParts): Pr
   await app.register(protocolEdges);
   await app.register(contentCoding);
   useSchemas(app, options);
-  await app.register(errorAnswers, { codes: options.errorCodes });
+  await app.register(errorAnswers, {
+    codes: options.errorCodes,
+    ...(options.onStorageUnavailable ? { onStorageUnavailable: options.onStorageUnavailable } : {}),
+  });
   if (options.document !== undefined) await registerOpenApi(app, options.document);
   await addParts(app);
   await app.register(async (scope) => answerOtherMethods(scope, routes));

@@ -8,6 +8,8 @@ import { quoted } from './quote.ts';
 export interface ErrorHandlerOptions extends LogThrottleOptions {
   /** The codes the app answers with (its document lists them); any other domain code is a 500. */
   readonly codes: readonly ErrorCode[];
+  /** Called for each request answered 503 because storage was unavailable. */
+  readonly onStorageUnavailable?: () => void;
 }
 
 export type ErrorHandler = (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
@@ -23,8 +25,10 @@ export function createErrorHandler(options: ErrorHandlerOptions): ErrorHandler {
   const served: ReadonlySet<ErrorCode> = new Set(options.codes);
   return (error, request, reply) => {
     if (error instanceof DomainError) {
-      if (error.code === 'service_unavailable') logOutage(error, request, outages);
-      else request.log.debug({ code: error.code, reason: error.message }, 'request refused');
+      if (error.code === 'service_unavailable') {
+        options.onStorageUnavailable?.();
+        logOutage(error, request, outages);
+      } else request.log.debug({ code: error.code, reason: error.message }, 'request refused');
       if (served.has(error.code)) return sendError(reply, error.code, error.message);
       // A domain code this app's document does not list reaching its edge is a fault of the service.
       request.log.error({ err: error }, 'a domain error this app does not answer with');

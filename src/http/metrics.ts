@@ -11,6 +11,7 @@ export interface Metrics {
   readonly usageFlushes: Counter<'result'>;
   readonly usageFlushedRows: Counter;
   readonly usageUncounted: Counter;
+  readonly storageUnavailable: Counter;
 }
 
 export function createMetrics(options: { collectProcessMetrics: boolean }): Metrics {
@@ -64,6 +65,11 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
     usageUncounted: new Counter({
       name: 'petstore_usage_uncounted_total',
       help: 'Requests left out of the usage history because the tally was full while storage refused flushes.',
+      registers: [registry],
+    }),
+    storageUnavailable: new Counter({
+      name: 'petstore_storage_unavailable_total',
+      help: 'Requests answered 503 because storage did not answer in time or refused (not those refused at shutdown).',
       registers: [registry],
     }),
   };

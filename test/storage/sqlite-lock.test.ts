@@ -63,6 +63,7 @@ describe('SQLite file locked by another process', () => {
     const name = `during-${randomUUID()}`;
     const key = randomUUID();
 
+    const unavailableBefore = await storageUnavailableCount();
     const loop = watchEventLoop();
     const locker = await holdWriteLock(path, LOCK_HELD_MS);
     try {
@@ -76,6 +77,9 @@ describe('SQLite file locked by another process', () => {
       locker.kill();
     }
 
+    // Both creations' 503s are counted for the alert on storage outages.
+    assert.equal((await storageUnavailableCount()) - unavailableBefore, 2);
+
     // Once the lock is released, creations succeed; the 503 left nothing behind for the key.
     assert.equal((await post(name)).status, 201);
     const retried = await post(name, key);
@@ -88,6 +92,11 @@ describe('SQLite file locked by another process', () => {
     assert.equal(all.filter((pet) => pet.name === name).length, 2);
     assert.equal(all.filter((pet) => pet.name === 'locker').length, 1);
   });
+
+  async function storageUnavailableCount(): Promise<number> {
+    const { values } = await app.services.metrics.storageUnavailable.get();
+    return values.reduce((sum, sample) => sum + sample.value, 0);
+  }
 
   async function whileLocked(name: string, key: string): Promise<void> {
     const lockedAt = performance.now();

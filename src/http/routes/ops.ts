@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { Gauge, type Registry } from 'prom-client';
 import { settleWithin } from '../../deadline.ts';
 
 /** A dependency /readyz must reach: storage always, Redis when configured. */
@@ -40,4 +41,21 @@ export async function probe(dependency: ReadinessCheck, timeoutMs: number): Prom
   } catch {
     return { name: dependency.name, ok: false };
   }
+}
+
+/**
+ * `petstore_dependency_up{dependency}`: each dependency /readyz checks, probed when the metrics are
+ * scraped, so an alert sees an instance that is not ready whether or not a balancer asks it.
+ */
+export function exportReadiness(registry: Registry, readiness: readonly ReadinessCheck[], timeoutMs: number): void {
+  new Gauge({
+    name: 'petstore_dependency_up',
+    help: 'Whether each dependency /readyz checks (storage, and Redis when configured) answered when scraped: 1 or 0.',
+    labelNames: ['dependency'],
+    registers: [registry],
+    async collect() {
+      const results = await Promise.all(readiness.map((dependency) => probe(dependency, timeoutMs)));
+      for (const result of results) this.set({ dependency: result.name }, result.ok ? 1 : 0);
+    },
+  });
 }
