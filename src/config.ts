@@ -78,6 +78,18 @@ export const EnvSchema = Type.Object({
     default: '127.0.0.1',
     description: 'Address the operator listener binds; never the public listener.',
   }),
+  OPERATOR_SESSION_IDLE_MINUTES: Type.Integer({
+    minimum: 1,
+    maximum: 1440,
+    default: 30,
+    description: 'A console session ends after this long without a request.',
+  }),
+  OPERATOR_SESSION_MAX_HOURS: Type.Integer({
+    minimum: 1,
+    maximum: 720,
+    default: 12,
+    description: 'A console session ends this long after its login, however busy.',
+  }),
   ANON_LIMIT_PER_MINUTE: Type.Integer({
     minimum: 1,
     default: 60,
@@ -144,6 +156,8 @@ export interface Config {
   readonly trustProxy: TrustedProxies;
   /** The operator listener (/metrics, /admin/v1, /console); undefined when METRICS_PORT=off. */
   readonly metrics: { readonly port: number; readonly host: string } | undefined;
+  /** When console sessions end: after `idleMs` without a request, `maxMs` after login. */
+  readonly operatorSession: { readonly idleMs: number; readonly maxMs: number };
   readonly anonLimitPerMinute: number;
   readonly usagePerMinute: number;
   readonly ban: { readonly threshold: number; readonly baseSeconds: number; readonly maxSeconds: number };
@@ -215,6 +229,7 @@ function freeze(env: Env): Config {
     ),
     trustProxy: trustedProxies(env.TRUST_PROXY),
     metrics: metricsListener(env),
+    operatorSession: operatorSession(env),
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,
     usagePerMinute: env.USAGE_PER_MINUTE,
     ban: Object.freeze({
@@ -275,4 +290,14 @@ function metricsListener(env: Env): Config['metrics'] {
   if (port !== 0 && port === env.PORT && sameHost)
     throw new ConfigError(`invalid configuration: METRICS_PORT must differ from PORT (both ${port})`);
   return Object.freeze({ port, host: env.METRICS_HOST });
+}
+
+function operatorSession(env: Env): Config['operatorSession'] {
+  const idleMs = env.OPERATOR_SESSION_IDLE_MINUTES * 60_000;
+  const maxMs = env.OPERATOR_SESSION_MAX_HOURS * 3_600_000;
+  if (idleMs > maxMs)
+    throw new ConfigError(
+      'invalid configuration: OPERATOR_SESSION_IDLE_MINUTES must not exceed OPERATOR_SESSION_MAX_HOURS',
+    );
+  return Object.freeze({ idleMs, maxMs });
 }

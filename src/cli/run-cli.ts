@@ -75,12 +75,16 @@ const COMMANDS: Record<string, Handler> = {
   'operator token revoke': async (services, options, out) => {
     const token = await operatorTokens(services).revoke(text(options.id));
     if (out.json) out.write(JSON.stringify(operatorTokenJson(token)));
-    else out.write(`revoked operator token ${token.id} at ${iso(token.revokedAt)}; it is refused at once everywhere`);
+    else
+      out.write(
+        `revoked operator token ${token.id} at ${iso(token.revokedAt)}; ` +
+          'it is refused at once everywhere, and its console sessions are ended',
+      );
   },
 };
 
 function operatorTokens(services: Services): OperatorTokenService {
-  return new OperatorTokenService(services.store.operatorTokens, services.clock);
+  return new OperatorTokenService(services.store, services.clock);
 }
 
 /**

@@ -11,11 +11,11 @@ const CODE_LIST = ADMIN_ERROR_CODES.map((code) => `\`${code}\``).join(', ');
 const DESCRIPTION = `
 The admin API of a petstore instance, on its operator listener (\`METRICS_HOST\`:\`METRICS_PORT\`), never on the
 public port. Every operation needs an operator token (\`pso_…\`, made with \`petstore operator token create\`) in
-\`Authorization: Bearer <operator token>\`, or the console's cookie \`${OPERATOR_COOKIE}\` set by
-\`POST /session\`. Without a valid one the answer is \`401\`; after 10 failed attempts in a minute from one client
-address, every request from it is answered \`429\` with \`Retry-After\` until the minute ends. A \`POST\`, \`PUT\`
-or \`DELETE\` authenticated by the cookie must carry an \`Origin\` header naming this listener (\`403 forbidden\`
-otherwise).
+\`Authorization: Bearer <operator token>\`, or the console's cookie \`${OPERATOR_COOKIE}\`, which holds the id of a
+session started by \`POST /session\`. Without a valid one the answer is \`401\`; after 10 failed attempts in a minute
+from one client address, every request from it is answered \`429\` with \`Retry-After\` until the minute ends. A
+\`POST\`, \`PUT\`, \`PATCH\` or \`DELETE\` authenticated by the cookie must carry an \`Origin\` equal to this
+listener's own origin, scheme included (\`http://<Host>\`; \`403 forbidden\` otherwise).
 
 The operations call the same services as the \`petstore\` command-line tool; changes take effect as theirs do (a
 revocation made here is refused by this instance at once, and by the others within \`KEY_CACHE_TTL_MS\`).
@@ -48,7 +48,9 @@ export const ADMIN_DOCUMENT: ApiDocument = {
           type: 'apiKey',
           in: 'cookie',
           name: OPERATOR_COOKIE,
-          description: 'Set by POST /session; state-changing requests must also carry a same-origin Origin.',
+          description:
+            "A console session's id, set by POST /session; a state-changing request must also carry this " +
+            "listener's own Origin.",
         },
       },
     },
@@ -75,7 +77,9 @@ const ERROR_RESPONSES: Readonly<
     codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path'],
   },
   401: {
-    description: 'No valid operator token (missing, wrong or revoked): `unauthorized`, and nothing else.',
+    description:
+      'No valid operator token (missing, wrong or revoked) or console session (ended, idle or past its ' +
+      'time): `unauthorized`, and nothing else.',
     codes: ['unauthorized'],
     headers: {
       'WWW-Authenticate': { type: 'string', description: '`Bearer realm="petstore-operator"`.' },

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import type { AccountService } from '../auth/account-service.ts';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
+import { OperatorSessionService } from '../auth/operator-sessions.ts';
 import { OperatorTokenService } from '../auth/operator-tokens.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -78,8 +79,10 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
 }
 
 async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Promise<void> {
+  const tokens = new OperatorTokenService(admin.store, admin.clock);
   const gate = new OperatorGate({
-    tokens: new OperatorTokenService(admin.store.operatorTokens, admin.clock),
+    tokens,
+    sessions: new OperatorSessionService(admin.store.operatorSessions, admin.clock, admin.config.operatorSession),
     limiter: admin.limiter,
     clock: admin.clock,
     clientAddressOf: clientAddressResolver(admin.config.trustProxy),
