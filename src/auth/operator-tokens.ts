@@ -48,6 +48,26 @@ export interface CreatedOperatorToken {
   readonly record: OperatorTokenRecord;
 }
 
+/** A token as the command-line tool's `--json` and the admin API show it: times in ISO 8601, no secret, no hash. */
+export interface OperatorTokenView {
+  readonly id: string;
+  readonly name: string | null;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+export function operatorTokenView(token: OperatorTokenRecord): OperatorTokenView {
+  const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    id: token.id,
+    name: token.name,
+    createdAt: new Date(token.createdAt).toISOString(),
+    lastUsedAt: isoOrNull(token.lastUsedAt),
+    revokedAt: isoOrNull(token.revokedAt),
+  };
+}
+
 /** Why a presented token was refused; for logs only: every refusal answers the same 401. */
 export type OperatorTokenRejection = 'malformed' | 'unknown' | 'wrong_secret' | 'revoked';
 

@@ -35,7 +35,7 @@ export const ADMIN_DOCUMENT: ApiDocument = {
       { name: 'accounts', description: 'Accounts, plans and their keys.' },
       { name: 'keys', description: 'API keys and bans.' },
       { name: 'usage', description: 'Requests counted per account, key, operation and outcome.' },
-      { name: 'operator', description: 'The instance, and the console session.' },
+      { name: 'operator', description: 'The instance, the operator tokens, and the console session.' },
     ],
     components: {
       securitySchemes: {

@@ -100,6 +100,7 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     probeTimeoutMs: admin.config.storageTimeoutMs,
     usage: admin.usage,
     gate,
+    operatorTokens: tokens,
   });
   // Every /console path is behind the operator token but /console/login… (the login page and its assets).
   await app.register(consoleRoutes);

@@ -132,19 +132,29 @@ describeEachBackend('console sessions', (backend) => {
     assert.equal(stored?.endedAt, START + 12 * HOUR);
   });
 
-  it('ends at once when its token is revoked, with its siblings', async () => {
+  it('ends at once when its token is revoked, by the admin API or elsewhere, with its siblings', async () => {
     clock.set(START);
-    const { token, record } = await app.tokens.create('revoked');
-    const [first, second] = [await app.logIn(token), await app.logIn(token)];
-    const bystander = await app.logIn();
-    assert.equal((await status(first)).status, 200);
-    // As `petstore operator token revoke` does, from another process over the same store.
-    await app.tokens.revoke(record.id);
-    assertRefused(await status(first), 'first session');
-    assertRefused(await status(second), 'second session');
-    assert.equal((await status(bystander)).status, 200, "another token's session goes on");
-    const stored = await app.publicApp.services.store.operatorSessions.find(hashOfCookie(second));
-    assert.equal(stored?.endedAt, START, 'the revocation ended it');
+    for (const revoke of ['api', 'cli'] as const) {
+      const { token, record } = await app.tokens.create(`revoked by ${revoke}`);
+      const [first, second] = [await app.logIn(token), await app.logIn(token)];
+      const bystander = await app.logIn();
+      assert.equal((await status(first)).status, 200);
+      if (revoke === 'api') {
+        const answer = await request(app.operator, `/admin/v1/operator-tokens/${record.id}/revoke`, {
+          method: 'POST',
+          key: app.token,
+        });
+        assert.equal(answer.status, 200, answer.text);
+      } else {
+        // As `petstore operator token revoke` does, from another process over the same store.
+        await app.tokens.revoke(record.id);
+      }
+      assertRefused(await status(first), `${revoke}: first session`);
+      assertRefused(await status(second), `${revoke}: second session`);
+      assert.equal((await status(bystander)).status, 200, "another token's session goes on");
+      const stored = await app.publicApp.services.store.operatorSessions.find(hashOfCookie(second));
+      assert.equal(stored?.endedAt, START, `${revoke}: the revocation ended it`);
+    }
   });
 
   it('a session whose token was revoked without ending it is refused all the same', async () => {
