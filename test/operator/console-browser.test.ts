@@ -101,6 +101,8 @@ describe('the operator console in a browser', { skip: missing }, () => {
       USAGE_FLUSH_MS: '100',
       BAN_THRESHOLD: '1',
       METRICS_PORT: String(operatorPort),
+      // The name the browser uses for the listener; without it, the listener refuses the browser's Host.
+      OPERATOR_HOSTS: HOST,
     };
     operatorToken = lastLine(await cli(['operator', 'token', 'create', '--name', 'console test'], env));
     await cli(
