@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseTrustedProxies, TrustedProxiesError, type TrustedProxies } from './net/client-address.ts';
+import { HostNameError, parseHostNames } from './net/host-names.ts';
 
 /**
  * Every setting the service reads from the environment, in one place. `loadConfig` validates and
@@ -84,6 +85,22 @@ export const EnvSchema = Type.Object({
     default: '127.0.0.1',
     description: 'Address the operator listener binds; never the public listener.',
   }),
+  OPERATOR_HOSTS: Type.String({
+    default: '',
+    description: 'Host names the operator listener answers besides METRICS_HOST and loopback names, comma-separated.',
+  }),
+  OPERATOR_SESSION_IDLE_MINUTES: Type.Integer({
+    minimum: 1,
+    maximum: 1440,
+    default: 30,
+    description: 'A console session ends after this long without a request.',
+  }),
+  OPERATOR_SESSION_MAX_HOURS: Type.Integer({
+    minimum: 1,
+    maximum: 720,
+    default: 12,
+    description: 'A console session ends this long after its login, however busy.',
+  }),
   ANON_LIMIT_PER_MINUTE: Type.Integer({
     minimum: 1,
     default: 60,
@@ -152,6 +169,10 @@ export interface Config {
   readonly trustProxy: TrustedProxies;
   /** The operator listener (/metrics, /admin/v1, /console); undefined when METRICS_PORT=off. */
   readonly metrics: { readonly port: number; readonly host: string } | undefined;
+  /** Host names the operator listener answers besides METRICS_HOST and loopback ones, canonical (OPERATOR_HOSTS). */
+  readonly operatorHosts: readonly string[];
+  /** When console sessions end: after `idleMs` without a request, `maxMs` after login. */
+  readonly operatorSession: { readonly idleMs: number; readonly maxMs: number };
   readonly anonLimitPerMinute: number;
   readonly usagePerMinute: number;
   readonly ban: { readonly threshold: number; readonly baseSeconds: number; readonly maxSeconds: number };
@@ -235,6 +256,8 @@ function freeze(env: Env): Config {
     corsMaxAgeSeconds: env.CORS_MAX_AGE_SECONDS,
     trustProxy: trustedProxies(env.TRUST_PROXY),
     metrics: metricsListener(env),
+    operatorHosts: operatorHosts(env.OPERATOR_HOSTS),
+    operatorSession: operatorSession(env),
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,
     usagePerMinute: env.USAGE_PER_MINUTE,
     ban: Object.freeze({
@@ -295,4 +318,27 @@ function metricsListener(env: Env): Config['metrics'] {
   if (port !== 0 && port === env.PORT && sameHost)
     throw new ConfigError(`invalid configuration: METRICS_PORT must differ from PORT (both ${port})`);
   return Object.freeze({ port, host: env.METRICS_HOST });
+}
+
+function operatorHosts(value: string): readonly string[] {
+  try {
+    return Object.freeze(parseHostNames(value));
+  } catch (error) {
+    if (!(error instanceof HostNameError)) throw error;
+    const got =
+      error.entry === value.trim()
+        ? `got ${JSON.stringify(value)}`
+        : `got ${JSON.stringify(error.entry)} in ${JSON.stringify(value)}`;
+    throw new ConfigError(`invalid configuration: OPERATOR_HOSTS ${error.message} (${got})`);
+  }
+}
+
+function operatorSession(env: Env): Config['operatorSession'] {
+  const idleMs = env.OPERATOR_SESSION_IDLE_MINUTES * 60_000;
+  const maxMs = env.OPERATOR_SESSION_MAX_HOURS * 3_600_000;
+  if (idleMs > maxMs)
+    throw new ConfigError(
+      'invalid configuration: OPERATOR_SESSION_IDLE_MINUTES must not exceed OPERATOR_SESSION_MAX_HOURS',
+    );
+  return Object.freeze({ idleMs, maxMs });
 }

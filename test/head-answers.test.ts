@@ -69,8 +69,9 @@ describe('HEAD answers of the app carry no body', () => {
   });
   after(() => app.close());
 
+  // The listener answers only the host names it serves: a loopback one here.
   const head = (method: string, path: string, lines = ''): string =>
-    `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${lines}\r\n`;
+    `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${lines}\r\n`;
 
   it('401, 404, 417 and 429 from the app', async () => {
     const unauthorized = await exchange(app.url, head('HEAD', '/v1/pets'));
@@ -129,14 +130,17 @@ describe('HEAD answers of the metrics listener carry no body', () => {
     await failing.close();
   });
 
+  // The listener answers only the host names it serves: a loopback one here.
   const head = (method: string, path: string, lines = ''): string =>
-    `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${lines}\r\n`;
+    `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${lines}\r\n`;
 
-  it('404, 503, 400 and 417', async () => {
+  it('404, 503, 400, 417 and the 400 of a Host it does not serve', async () => {
     assertHeadOnly(await exchange(listener.url, head('HEAD', '/other')), 404);
     assertHeadOnly(await exchange(failing.url, head('HEAD', '/metrics')), 503);
-    assertHeadOnly(await exchange(listener.url, 'HEAD /metrics HTTP/1.1\r\nHost: x\r\nNo colon\r\n\r\n'), 400);
+    assertHeadOnly(await exchange(listener.url, 'HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nNo colon\r\n\r\n'), 400);
     assertHeadOnly(await exchange(listener.url, head('HEAD', '/metrics', 'Expect: something\r\n')), 417);
+    const elsewhere = 'HEAD /metrics HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n';
+    assertHeadOnly(await exchange(listener.url, elsewhere), 400);
     // The same refusals to GET carry the Error body.
     const refused = await exchange(listener.url, head('GET', '/metrics', 'Expect: something\r\n'));
     assert.equal(refused.status, 417);

@@ -1,7 +1,12 @@
 import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import type { OperatorTokenRecord, OperatorTokenStore, StoredOperatorToken } from '../storage/store.ts';
+import type {
+  OperatorSessionStore,
+  OperatorTokenRecord,
+  OperatorTokenStore,
+  StoredOperatorToken,
+} from '../storage/store.ts';
 
 /**
  * Operator token format: `pso_` + 16 base62 characters (the id, stored as is and shown in listings)
@@ -43,12 +48,38 @@ export interface CreatedOperatorToken {
   readonly record: OperatorTokenRecord;
 }
 
+/** A token as the command-line tool's `--json` and the admin API show it: times in ISO 8601, no secret, no hash. */
+export interface OperatorTokenView {
+  readonly id: string;
+  readonly name: string | null;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+export function operatorTokenView(token: OperatorTokenRecord): OperatorTokenView {
+  const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    id: token.id,
+    name: token.name,
+    createdAt: new Date(token.createdAt).toISOString(),
+    lastUsedAt: isoOrNull(token.lastUsedAt),
+    revokedAt: isoOrNull(token.revokedAt),
+  };
+}
+
 /** Why a presented token was refused; for logs only: every refusal answers the same 401. */
 export type OperatorTokenRejection = 'malformed' | 'unknown' | 'wrong_secret' | 'revoked';
 
 export type OperatorTokenVerdict =
   | { readonly ok: true; readonly token: OperatorTokenRecord }
   | { readonly ok: false; readonly reason: OperatorTokenRejection };
+
+/** Where tokens are kept, and the console sessions a revocation ends. */
+export interface OperatorTokenStores {
+  readonly operatorTokens: OperatorTokenStore;
+  readonly operatorSessions: OperatorSessionStore;
+}
 
 /**
  * Tokens of the operator listener (admin API and console): created from the CLI, listed, revoked,
@@ -57,12 +88,14 @@ export type OperatorTokenVerdict =
  */
 export class OperatorTokenService {
   private readonly store: OperatorTokenStore;
+  private readonly sessions: OperatorSessionStore;
   private readonly clock: Clock;
   /** When each token's last use was last written by this process. */
   private readonly lastWritten = new Map<string, number>();
 
-  constructor(store: OperatorTokenStore, clock: Clock) {
-    this.store = store;
+  constructor(stores: OperatorTokenStores, clock: Clock) {
+    this.store = stores.operatorTokens;
+    this.sessions = stores.operatorSessions;
     this.clock = clock;
   }
 
@@ -78,10 +111,16 @@ export class OperatorTokenService {
     return this.store.list();
   }
 
+  /**
+   * Revokes the token and ends its console sessions. A session is refused from the revocation on
+   * even if ending it fails: each use of a session reads its token's revocation too.
+   */
   async revoke(id: string): Promise<OperatorTokenRecord> {
-    const known = ID_PATTERN.test(id) && (await this.store.revoke(id, this.clock.now()));
+    const now = this.clock.now();
+    const known = ID_PATTERN.test(id) && (await this.store.revoke(id, now));
     const record = known ? await this.store.findById(id) : undefined;
     if (!record) throw new NotFoundError(`no operator token with id '${id}'`);
+    await this.sessions.endForToken(id, now);
     return withoutHash(record);
   }
 
@@ -105,8 +144,11 @@ export class OperatorTokenService {
     return { ok: true, token: withoutHash(stored) };
   }
 
-  /** Writes the last use in the background, at most once a minute per token; a failure is tried at the next use. */
-  private noteUse(id: string): void {
+  /**
+   * Writes the last use in the background, at most once a minute per token; a failure is tried at the
+   * next use. Also for a use through a console session the token logged in.
+   */
+  noteUse(id: string): void {
     const now = this.clock.now();
     const written = this.lastWritten.get(id);
     if (written !== undefined && now - written < LAST_USED_EVERY_MS) return;

@@ -1,6 +1,6 @@
 import type { DestinationStream } from 'pino';
 import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
-import type { CreatedOperatorToken } from '../auth/operator-tokens.ts';
+import { operatorTokenView, type CreatedOperatorToken } from '../auth/operator-tokens.ts';
 import { limitsFor } from '../domain/plans.ts';
 import type { AccountRecord, ApiKeyRecord, OperatorTokenRecord } from '../storage/store.ts';
 import type { AccountWindows } from './account-windows.ts';
@@ -224,19 +224,9 @@ export function printCreatedKey(out: Output, created: CreatedKey): void {
   out.write(created.key);
 }
 
-export function operatorTokenJson(token: OperatorTokenRecord): object {
-  return {
-    id: token.id,
-    name: token.name,
-    createdAt: iso(token.createdAt),
-    lastUsedAt: isoOrNull(token.lastUsedAt),
-    revokedAt: isoOrNull(token.revokedAt),
-  };
-}
-
 export function printOperatorTokens(out: Output, tokens: OperatorTokenRecord[]): void {
   if (out.json) {
-    out.write(JSON.stringify(tokens.map(operatorTokenJson)));
+    out.write(JSON.stringify(tokens.map(operatorTokenView)));
     return;
   }
   table(
@@ -254,7 +244,7 @@ export function printOperatorTokens(out: Output, tokens: OperatorTokenRecord[]):
 
 export function printCreatedOperatorToken(out: Output, created: CreatedOperatorToken): void {
   if (out.json) {
-    out.write(JSON.stringify({ ...operatorTokenJson(created.record), token: created.token }));
+    out.write(JSON.stringify({ ...operatorTokenView(created.record), token: created.token }));
     return;
   }
   const label = created.record.name === null ? '' : ` (${created.record.name})`;

@@ -1,4 +1,4 @@
-import { OperatorTokenService } from '../auth/operator-tokens.ts';
+import { OperatorTokenService, operatorTokenView } from '../auth/operator-tokens.ts';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError, StorageUnavailableError } from '../errors.ts';
@@ -15,7 +15,6 @@ import {
   printKeys,
   printOperatorTokens,
   printCreatedOperatorToken,
-  operatorTokenJson,
   processOutput,
   type Output,
 } from './output.ts';
@@ -74,13 +73,17 @@ const COMMANDS: Record<string, Handler> = {
     printOperatorTokens(out, await operatorTokens(services).list()),
   'operator token revoke': async (services, options, out) => {
     const token = await operatorTokens(services).revoke(text(options.id));
-    if (out.json) out.write(JSON.stringify(operatorTokenJson(token)));
-    else out.write(`revoked operator token ${token.id} at ${iso(token.revokedAt)}; it is refused at once everywhere`);
+    if (out.json) out.write(JSON.stringify(operatorTokenView(token)));
+    else
+      out.write(
+        `revoked operator token ${token.id} at ${iso(token.revokedAt)}; ` +
+          'it is refused at once everywhere, and its console sessions are ended',
+      );
   },
 };
 
 function operatorTokens(services: Services): OperatorTokenService {
-  return new OperatorTokenService(services.store.operatorTokens, services.clock);
+  return new OperatorTokenService(services.store, services.clock);
 }
 
 /**

@@ -25,6 +25,11 @@ export interface CoreOptions {
   readonly onStorageUnavailable?: () => void;
   /** The app's OpenAPI document; none: the app documents nothing. */
   readonly document?: ApiDocument;
+  /**
+   * The app answers an HTTP/1.1 request without Host itself, with the Error body (the operator
+   * listener's check of Host names); otherwise Node refuses it with a bare 400.
+   */
+  readonly answersMissingHost?: boolean;
 }
 
 /** Registers an app's own steps and routes on the core, in the order of a request. */
@@ -64,7 +69,11 @@ export async function buildHttpApp(options: CoreOptions, addParts: AppParts): Pr
     // or whole request take longer than this. Not Fastify's connectionTimeout: a per-socket idle
     // timer re-armed on every read and write cost ~1.5% of a cached GET.
     requestTimeout: options.requestTimeoutMs,
-    http: { headersTimeout: options.requestTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
+    http: {
+      headersTimeout: options.requestTimeoutMs,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+      requireHostHeader: options.answersMissingHost !== true,
+    },
     // Longer than common load-balancer idle timeouts (60 s), so the balancer closes first.
     keepAliveTimeout: 72_000,
     // Never Fastify's trustProxy: the steps that need the client address find it themselves

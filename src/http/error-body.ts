@@ -27,6 +27,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   service_unavailable: 503,
   conflict: 409,
   forbidden: 403,
+  invalid_host: 400,
 };
 
 /** Longest message sent, in code points: messages quote client input, which may be kilobytes long. */

@@ -11,11 +11,13 @@ const CODE_LIST = ADMIN_ERROR_CODES.map((code) => `\`${code}\``).join(', ');
 const DESCRIPTION = `
 The admin API of a petstore instance, on its operator listener (\`METRICS_HOST\`:\`METRICS_PORT\`), never on the
 public port. Every operation needs an operator token (\`pso_…\`, made with \`petstore operator token create\`) in
-\`Authorization: Bearer <operator token>\`, or the console's cookie \`${OPERATOR_COOKIE}\` set by
-\`POST /session\`. Without a valid one the answer is \`401\`; after 10 failed attempts in a minute from one client
-address, every request from it is answered \`429\` with \`Retry-After\` until the minute ends. A \`POST\`, \`PUT\`
-or \`DELETE\` authenticated by the cookie must carry an \`Origin\` header naming this listener (\`403 forbidden\`
-otherwise).
+\`Authorization: Bearer <operator token>\`, or the console's cookie \`${OPERATOR_COOKIE}\`, which holds the id of a
+session started by \`POST /session\`. Without a valid one the answer is \`401\`; after 10 failed attempts in a minute
+from one client address, every request from it is answered \`429\` with \`Retry-After\` until the minute ends. A
+\`POST\`, \`PUT\`, \`PATCH\` or \`DELETE\` authenticated by the cookie must carry an \`Origin\` equal to this
+listener's own origin, scheme included (\`http://<Host>\`; \`403 forbidden\` otherwise). The listener answers only
+the host names it serves (\`METRICS_HOST\`, loopback names, \`OPERATOR_HOSTS\`): another \`Host\` gets
+\`400 invalid_host\`.
 
 The operations call the same services as the \`petstore\` command-line tool; changes take effect as theirs do (a
 revocation made here is refused by this instance at once, and by the others within \`KEY_CACHE_TTL_MS\`).
@@ -35,7 +37,7 @@ export const ADMIN_DOCUMENT: ApiDocument = {
       { name: 'accounts', description: 'Accounts, plans and their keys.' },
       { name: 'keys', description: 'API keys and bans.' },
       { name: 'usage', description: 'Requests counted per account, key, operation and outcome.' },
-      { name: 'operator', description: 'The instance, and the console session.' },
+      { name: 'operator', description: 'The instance, the operator tokens, and the console session.' },
     ],
     components: {
       securitySchemes: {
@@ -48,7 +50,9 @@ export const ADMIN_DOCUMENT: ApiDocument = {
           type: 'apiKey',
           in: 'cookie',
           name: OPERATOR_COOKIE,
-          description: 'Set by POST /session; state-changing requests must also carry a same-origin Origin.',
+          description:
+            "A console session's id, set by POST /session; a state-changing request must also carry this " +
+            "listener's own Origin.",
         },
       },
     },
@@ -67,15 +71,23 @@ const REQUEST_ID = {
 } as const;
 const CACHE_CONTROL = { type: 'string', description: '`no-store`: no answer of the admin API is cached.' } as const;
 
-const ERROR_RESPONSES: Readonly<
-  Record<number, { readonly description: string; readonly codes: readonly AdminErrorCode[]; readonly headers?: object }>
-> = {
+interface ErrorResponseSpec {
+  readonly description: string;
+  readonly codes: readonly AdminErrorCode[];
+  readonly headers?: object;
+}
+
+const ERROR_RESPONSES: Readonly<Record<number, ErrorResponseSpec>> = {
   400: {
-    description: 'The request is invalid; the message names the field or parameter.',
-    codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path'],
+    description:
+      'The request is invalid; the message names the field or parameter. `invalid_host`: the Host header names ' +
+      'no host this listener serves.',
+    codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path', 'invalid_host'],
   },
   401: {
-    description: 'No valid operator token (missing, wrong or revoked): `unauthorized`, and nothing else.',
+    description:
+      'No valid operator token (missing, wrong or revoked) or console session (ended, idle or past its ' +
+      'time): `unauthorized`, and nothing else.',
     codes: ['unauthorized'],
     headers: {
       'WWW-Authenticate': { type: 'string', description: '`Bearer realm="petstore-operator"`.' },
@@ -98,21 +110,32 @@ const ERROR_RESPONSES: Readonly<
   503: { description: 'Storage is unreachable (`service_unavailable`); retry later.', codes: ['service_unavailable'] },
 };
 
+/** The 400 of an operation that takes no input to refuse: only the listener's check of the Host header. */
+const HOST_REFUSED: ErrorResponseSpec = {
+  description: 'The Host header names no host this listener serves (`invalid_host`).',
+  codes: ['invalid_host'],
+};
+
 export type AdminErrorStatus = 400 | 403 | 404 | 409 | 413 | 415;
 
-/** Error responses of an operation; 401, 429, 500 and 503 apply to every one. */
+/** Error responses of an operation; 401, 429, 500 and 503 apply to every one, and a 400 for the Host check. */
 export function adminErrors(...statuses: readonly AdminErrorStatus[]): Record<number, object> {
   const responses: Record<number, object> = {};
   for (const status of [...statuses, 401, 429, 500, 503]) {
     const spec = ERROR_RESPONSES[status];
-    if (spec === undefined) continue;
-    responses[status] = {
-      description: spec.description,
-      headers: { 'X-Request-Id': REQUEST_ID, 'Cache-Control': CACHE_CONTROL, ...spec.headers },
-      content: { [JSON_TYPE]: { schema: refs.Error } },
-    };
+    if (spec !== undefined) responses[status] = errorResponse(spec);
   }
+  // The 400 of an operation that validates input names invalid_host too.
+  responses[400] ??= errorResponse(HOST_REFUSED);
   return responses;
+}
+
+function errorResponse(spec: ErrorResponseSpec): object {
+  return {
+    description: spec.description,
+    headers: { 'X-Request-Id': REQUEST_ID, 'Cache-Control': CACHE_CONTROL, ...spec.headers },
+    content: { [JSON_TYPE]: { schema: refs.Error } },
+  };
 }
 
 /** A JSON success response of `schema`. */

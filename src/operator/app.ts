@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import type { AccountService } from '../auth/account-service.ts';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
+import { OperatorSessionService } from '../auth/operator-sessions.ts';
 import { OperatorTokenService } from '../auth/operator-tokens.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -10,6 +11,7 @@ import { ERROR_CODES } from '../errors.ts';
 import { buildHttpApp, type CoreOptions } from '../http/core.ts';
 import type { ReadinessCheck } from '../http/routes/ops.ts';
 import { clientAddressResolver } from '../net/client-address.ts';
+import { servedHostNames } from '../net/host-names.ts';
 import type { RateLimiter } from '../ratelimit/limiter.ts';
 import type { Store } from '../storage/store.ts';
 import type { UsageService } from '../usage/usage-service.ts';
@@ -17,6 +19,7 @@ import { ADMIN_DOCUMENT } from './admin-openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { adminSharedSchemas } from './admin/admin-schemas.ts';
 import { consoleRoutes } from './console/console-routes.ts';
+import { listenerEdges } from './listener-edges.ts';
 import { cachedRender, metricsRoute } from './metrics-route.ts';
 import { isGuardedPath, OperatorGate, operatorAuthentication } from './operator-auth.ts';
 
@@ -57,6 +60,8 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
  * The operator listener's app: the HTTP core (src/http/core.ts) plus /metrics (no token:
  * Prometheus scrapes it), and with the admin dependencies operator authentication, the admin API
  * under /admin/v1 (its own document, validation rules and codes) and the console under /console.
+ * Before all of them, the listener's edges: only the host names it serves (loopback names, and with
+ * the admin dependencies METRICS_HOST and OPERATOR_HOSTS), and nosniff on every answer.
  * Never listens: src/server.ts does, apart from the public listener, which serves none of it.
  */
 export async function buildOperatorApp(deps: OperatorDependencies): Promise<OperatorApp> {
@@ -69,8 +74,11 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
     validation: { absentBodyIsEmpty: true },
     errorCodes: ERROR_CODES,
     ...(admin === undefined ? {} : { document: ADMIN_DOCUMENT }),
+    answersMissingHost: true,
   };
+  const hostNames = servedHostNames(admin?.config.metrics?.host, admin?.config.operatorHosts ?? []);
   const app = await buildHttpApp(core, async (scope) => {
+    await scope.register(listenerEdges, { hostNames });
     if (admin !== undefined) await registerAdmin(scope, admin);
     await scope.register(metricsRoute, { render, contentType: deps.registry.contentType });
   });
@@ -78,8 +86,10 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
 }
 
 async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Promise<void> {
+  const tokens = new OperatorTokenService(admin.store, admin.clock);
   const gate = new OperatorGate({
-    tokens: new OperatorTokenService(admin.store.operatorTokens, admin.clock),
+    tokens,
+    sessions: new OperatorSessionService(admin.store.operatorSessions, admin.clock, admin.config.operatorSession),
     limiter: admin.limiter,
     clock: admin.clock,
     clientAddressOf: clientAddressResolver(admin.config.trustProxy),
@@ -97,6 +107,7 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     probeTimeoutMs: admin.config.storageTimeoutMs,
     usage: admin.usage,
     gate,
+    operatorTokens: tokens,
   });
   // Every /console path is behind the operator token but /console/login… (the login page and its assets).
   await app.register(consoleRoutes);

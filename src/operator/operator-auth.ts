@@ -1,5 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
+import type {
+  OperatorSessionRejection,
+  OperatorSessionService,
+  OperatorSessionVerdict,
+} from '../auth/operator-sessions.ts';
 import type { OperatorTokenService, OperatorTokenVerdict } from '../auth/operator-tokens.ts';
 import type { Clock } from '../clock.ts';
 import { sendError } from '../http/error-body.ts';
@@ -15,8 +20,10 @@ declare module 'fastify' {
   }
 }
 
-/** The console's cookie, set by POST /admin/v1/session. */
+/** The console's cookie, set by POST /admin/v1/session: it holds a session id, never the token. */
 export const OPERATOR_COOKIE = 'petstore_operator';
+/** Where a browser without a session is sent. */
+export const LOGIN_PAGE = '/console/login';
 export const OPERATOR_CHALLENGE = 'Bearer realm="petstore-operator"';
 /** Failed authentications an address may make per UTC minute; the next request, even a correct one, gets 429. */
 export const DEFAULT_FAILURES_PER_MINUTE = 10;
@@ -28,6 +35,7 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface OperatorGateOptions {
   readonly tokens: OperatorTokenService;
+  readonly sessions: OperatorSessionService;
   /**
    * The service's rate limiter, under a subject namespace of its own (`operator-auth:<address>`).
    * Not a per-process cache: with REDIS_URL the failures are counted once for every instance, so
@@ -73,6 +81,23 @@ export class OperatorGate {
     return this.options.tokens.verify(token);
   }
 
+  /** The session's verdict; a use of a valid one is a use of its token. */
+  async verifySession(id: string): Promise<OperatorSessionVerdict> {
+    const verdict = await this.options.sessions.verify(id);
+    if (verdict.ok) this.options.tokens.noteUse(verdict.token.id);
+    return verdict;
+  }
+
+  /** A new console session of the token; its id, for the cookie. */
+  startSession(token: OperatorTokenRecord): Promise<string> {
+    return this.options.sessions.start(token);
+  }
+
+  /** Ends the session, if the id names an open one. */
+  endSession(id: string): Promise<boolean> {
+    return this.options.sessions.end(id);
+  }
+
   private subjectOf(request: FastifyRequest): string {
     const address = this.options.clientAddressOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
     return `operator-auth:${address}`;
@@ -110,12 +135,59 @@ function decodedPath(url: string): string {
   }
 }
 
+/**
+ * A page of the console, as a browser opens it: anything under /console but its files and the login
+ * page. Pages no route serves are included, so that a browser is sent to log in whether or not the
+ * page exists.
+ */
+function isConsolePage(path: string): boolean {
+  if (path === '/console') return true;
+  return path.startsWith('/console/') && !path.startsWith('/console/assets/') && !path.startsWith(LOGIN_PAGE);
+}
+
+/** Whether the Accept header names `text/html` itself (not only through a wildcard), with a weight above 0. */
+function acceptsHtml(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  return accept.split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    return type === 'text/html' && !parameters.some((parameter) => /^q=0(?:\.0{0,3})?$/.test(parameter));
+  });
+}
+
+/**
+ * Where the login page sends the browser once logged in: the page asked for, when it is a page of
+ * the console (never another site: the login page checks it again before following it).
+ */
+function loginLocation(request: FastifyRequest): string {
+  const asked = request.url;
+  if (asked === '/console' || !/^\/console(?:[/?]|$)/.test(asked) || asked.length > 1024) return LOGIN_PAGE;
+  return `${LOGIN_PAGE}?next=${encodeURIComponent(asked)}`;
+}
+
+/** A browser opening a console page without a valid session: sent to the login page, not shown an Error body. */
+function isBrowserOpeningPage(request: FastifyRequest): boolean {
+  return (
+    (request.method === 'GET' || request.method === 'HEAD') &&
+    isConsolePage(decodedPath(request.url)) &&
+    acceptsHtml(request.headers.accept)
+  );
+}
+
+function refuse(request: FastifyRequest, reply: FastifyReply, message: string): void {
+  if (isBrowserOpeningPage(request)) {
+    reply.code(303).header('location', loginLocation(request)).send();
+    return;
+  }
+  sendOperatorUnauthorized(reply, message);
+}
+
 type Credentials =
   | { readonly kind: 'none' }
   | { readonly kind: 'unusable' }
-  | { readonly kind: 'token'; readonly token: string; readonly via: 'header' | 'cookie' };
+  | { readonly kind: 'token'; readonly token: string }
+  | { readonly kind: 'session'; readonly id: string };
 
-/** The token of `Authorization: Bearer …`, else of the console cookie. */
+/** The token of `Authorization: Bearer …`, else the session of the console cookie. */
 function credentialsOf(request: FastifyRequest): Credentials {
   // Node keeps only the first of repeated Authorization headers in `headers`; the raw list has them all.
   let headers = 0;
@@ -125,10 +197,10 @@ function credentialsOf(request: FastifyRequest): Credentials {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-    return match ? { kind: 'token', token: match[1] as string, via: 'header' } : { kind: 'unusable' };
+    return match ? { kind: 'token', token: match[1] as string } : { kind: 'unusable' };
   }
   const cookie = cookieValue(request.headers.cookie, OPERATOR_COOKIE);
-  return cookie === undefined || cookie === '' ? { kind: 'none' } : { kind: 'token', token: cookie, via: 'cookie' };
+  return cookie === undefined || cookie === '' ? { kind: 'none' } : { kind: 'session', id: cookie };
 }
 
 /** The first value of the cookie `name` in a Cookie header. */
@@ -146,20 +218,26 @@ export function cookieValue(header: string | undefined, name: string): string | 
 }
 
 /**
- * Whether the request comes from a page of this listener: its Origin names the host the request was
- * sent to. A proxy in front of the listener must pass the Host header on unchanged.
+ * Whether the request comes from a page of this listener: its Origin is the listener's own origin,
+ * scheme included: the scheme the request came over (plain HTTP on this listener, which terminates
+ * no TLS) and the host it was sent to. A proxy in front of the listener must pass the Host header on
+ * unchanged.
  */
 export function isSameOrigin(request: FastifyRequest): boolean {
   const { origin, host } = request.headers;
   if (origin === undefined || host === undefined) return false;
   try {
-    const from = new URL(origin);
-    if (from.protocol !== 'http:' && from.protocol !== 'https:') return false;
-    // Parsed with the origin's scheme, so that a default port written out (`:443`) compares equal.
-    return from.host === new URL(`${from.protocol}//${host}`).host;
+    const own = new URL(`${request.protocol}://${host}`).origin;
+    // Exactly as browsers write it: scheme, host and a port other than the scheme's default.
+    return origin === own;
   } catch {
     return false;
   }
+}
+
+/** The Secure attribute for a cookie set over HTTPS; none over plain HTTP, where a browser would drop the cookie. */
+export function secureAttribute(request: FastifyRequest): string {
+  return request.protocol === 'https' ? '; Secure' : '';
 }
 
 export function sendOperatorUnauthorized(reply: FastifyReply, message: string): FastifyReply {
@@ -179,11 +257,22 @@ export function sendTooManyFailures(reply: FastifyReply, retryAfterSeconds: numb
 export const MISSING_TOKEN =
   'an operator token is required: send Authorization: Bearer <operator token>, or log in to the console';
 export const INVALID_TOKEN = 'the operator token is not valid';
+const INVALID_SESSION = 'the console session has ended or is not valid; log in again';
+
+/**
+ * Session cookies that count as failed authentications: well-formed ids no stored session has, each
+ * of which cost a lookup. A session that ended (logout, idle or absolute time, revocation) was a
+ * valid login: a browser still holding its cookie, in several tabs perhaps, must not use up its
+ * address's allowance and lock its operator out of logging in again; nor must a cookie of an earlier
+ * release, which held the token and is refused by its shape alone.
+ */
+const GUESSED_SESSION: ReadonlySet<OperatorSessionRejection> = new Set(['unknown']);
 
 /**
  * Every request to the admin API and the console (but the login page and the session routes) needs
- * a valid operator token, in `Authorization: Bearer` or in the console cookie; without one it gets
- * 401 and nothing else, before routing shows anything. An address whose failures used up its
+ * a valid operator token in `Authorization: Bearer`, or a valid session in the console cookie;
+ * without one it gets 401 and nothing else, before routing shows anything, and a browser opening a
+ * console page is sent to the login page instead (303). An address whose failures used up its
  * allowance gets 429 until the minute ends, whatever it sends. A state-changing request
  * authenticated by the cookie must come from this listener's own origin (CSRF).
  */
@@ -209,19 +298,18 @@ async function authenticate(gate: OperatorGate, request: FastifyRequest, reply: 
   }
   const credentials = credentialsOf(request);
   if (credentials.kind === 'none') {
-    sendOperatorUnauthorized(reply, MISSING_TOKEN);
+    refuse(request, reply, MISSING_TOKEN);
     return;
   }
-  const verdict: OperatorTokenVerdict =
-    credentials.kind === 'token' ? await gate.verify(credentials.token) : { ok: false, reason: 'malformed' };
-  if (!verdict.ok) {
-    await gate.recordFailure(request);
-    request.log.info({ reason: verdict.reason }, 'operator token refused');
-    sendOperatorUnauthorized(reply, INVALID_TOKEN);
-    return;
-  }
-  if (credentials.kind === 'token' && credentials.via === 'cookie' && STATE_CHANGING.has(request.method)) {
-    if (!isSameOrigin(request)) {
+  if (credentials.kind === 'session') {
+    const verdict = await gate.verifySession(credentials.id);
+    if (!verdict.ok) {
+      if (GUESSED_SESSION.has(verdict.reason)) await gate.recordFailure(request);
+      request.log.info({ reason: verdict.reason }, 'operator session refused');
+      refuse(request, reply, INVALID_SESSION);
+      return;
+    }
+    if (STATE_CHANGING.has(request.method) && !isSameOrigin(request)) {
       sendError(
         reply,
         'forbidden',
@@ -229,6 +317,16 @@ async function authenticate(gate: OperatorGate, request: FastifyRequest, reply: 
       );
       return;
     }
+    request.operatorToken = verdict.token;
+    return;
+  }
+  const verdict: OperatorTokenVerdict =
+    credentials.kind === 'token' ? await gate.verify(credentials.token) : { ok: false, reason: 'malformed' };
+  if (!verdict.ok) {
+    await gate.recordFailure(request);
+    request.log.info({ reason: verdict.reason }, 'operator token refused');
+    refuse(request, reply, INVALID_TOKEN);
+    return;
   }
   request.operatorToken = verdict.token;
 }

@@ -92,6 +92,17 @@ export interface OperatorTokensTable {
   last_used_at: NullableInteger;
 }
 
+/** A console session, by the hash of its id; the id itself is only in the browser's cookie. */
+export interface OperatorSessionsTable {
+  /** SHA-256 of the session id. */
+  hash: string;
+  token_id: string;
+  started_at: Integer;
+  /** Written at most once a minute per session (OperatorSessionService). */
+  last_seen_at: Integer;
+  ended_at: NullableInteger;
+}
+
 export interface DatabaseSchema {
   pets: PetsTable;
   accounts: AccountsTable;
@@ -100,4 +111,5 @@ export interface DatabaseSchema {
   key_bans: KeyBansTable;
   usage_hours: UsageHoursTable;
   operator_tokens: OperatorTokensTable;
+  operator_sessions: OperatorSessionsTable;
 }

@@ -117,6 +117,20 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
       .addColumn('last_used_at', integerType)
       .execute();
   },
+  '0005-operator-sessions': async (db, { integerType }) => {
+    await db.schema
+      .createTable('operator_sessions')
+      // The session id is never stored: only its SHA-256, which the console's cookie is looked up by.
+      .addColumn('hash', 'text', (column) => column.primaryKey())
+      .addColumn('token_id', 'text', (column) => column.notNull().references('operator_tokens.id'))
+      .addColumn('started_at', integerType, (column) => column.notNull())
+      .addColumn('last_seen_at', integerType, (column) => column.notNull())
+      .addColumn('ended_at', integerType)
+      .execute();
+    // Revoking a token ends its sessions; the purge at each login reads by start.
+    await db.schema.createIndex('operator_sessions_token').on('operator_sessions').column('token_id').execute();
+    await db.schema.createIndex('operator_sessions_started').on('operator_sessions').column('started_at').execute();
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

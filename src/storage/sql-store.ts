@@ -37,13 +37,17 @@ import type {
   KeyStore,
   NewAccount,
   NewApiKey,
+  NewOperatorSession,
   NewOperatorToken,
+  OperatorSessionCutoffs,
+  OperatorSessionStore,
   OperatorTokenRecord,
   OperatorTokenStore,
   PetListQuery,
   PetStore,
   RecordedBan,
   Store,
+  StoredOperatorSession,
   StoredOperatorToken,
   StoredAccountTotals,
   StoredKeyCalls,
@@ -258,6 +262,7 @@ export class SqlStore implements Store {
   readonly idempotency: IdempotencyStore;
   readonly bans: BanStore;
   readonly operatorTokens: OperatorTokenStore;
+  readonly operatorSessions: OperatorSessionStore;
   readonly usage: UsageStore;
   private readonly dialect: StoreDialect;
   private closing: Promise<void> | undefined;
@@ -272,6 +277,7 @@ export class SqlStore implements Store {
     this.idempotency = new SqlIdempotency(dialect, within);
     this.bans = new SqlBans(dialect, within);
     this.operatorTokens = new SqlOperatorTokens(dialect, within);
+    this.operatorSessions = new SqlOperatorSessions(dialect, within);
     this.usage = new SqlUsage(dialect, within);
   }
 
@@ -649,6 +655,95 @@ class SqlOperatorTokens extends SqlTable implements OperatorTokenStore {
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', Math.trunc(at))]))
       .compile();
     return this.within(this.dialect.writeInBackground([update], mode));
+  }
+}
+
+class SqlOperatorSessions extends SqlTable implements OperatorSessionStore {
+  async start(session: NewOperatorSession, now: number): Promise<void> {
+    const insert = this.db.insertInto('operator_sessions').values({
+      hash: session.hash,
+      token_id: session.tokenId,
+      started_at: now,
+      last_seen_at: now,
+    });
+    try {
+      await this.within(insert.execute());
+    } catch (error) {
+      if (this.dialect.isUniqueViolation(error)) throw new ConflictError('an operator session with that id exists');
+      throw error;
+    }
+  }
+
+  async find(hash: string): Promise<StoredOperatorSession | undefined> {
+    const select = this.db
+      .selectFrom('operator_sessions as s')
+      .innerJoin('operator_tokens as t', 't.id', 's.token_id')
+      .select([
+        's.started_at',
+        's.last_seen_at',
+        's.ended_at',
+        't.id',
+        't.name',
+        't.created_at',
+        't.revoked_at',
+        't.last_used_at',
+      ])
+      .where('s.hash', '=', hash);
+    const row = await this.within(select.executeTakeFirst());
+    if (!row) return undefined;
+    return {
+      startedAt: toNumber(row.started_at),
+      lastSeenAt: toNumber(row.last_seen_at),
+      endedAt: toNullableNumber(row.ended_at),
+      token: {
+        id: row.id,
+        name: row.name,
+        createdAt: toNumber(row.created_at),
+        revokedAt: toNullableNumber(row.revoked_at),
+        lastUsedAt: toNullableNumber(row.last_used_at),
+      },
+    };
+  }
+
+  async touch(hash: string, at: number): Promise<boolean> {
+    const update = this.db
+      .updateTable('operator_sessions')
+      .set({ last_seen_at: Math.trunc(at) })
+      .where('hash', '=', hash)
+      .where('ended_at', 'is', null)
+      .where('last_seen_at', '<', Math.trunc(at));
+    return (await this.within(update.executeTakeFirst())).numUpdatedRows > 0n;
+  }
+
+  async end(hash: string, at: number): Promise<boolean> {
+    const update = this.db
+      .updateTable('operator_sessions')
+      .set({ ended_at: Math.trunc(at) })
+      .where('hash', '=', hash)
+      .where('ended_at', 'is', null);
+    return (await this.within(update.executeTakeFirst())).numUpdatedRows > 0n;
+  }
+
+  async endForToken(tokenId: string, at: number): Promise<number> {
+    const update = this.db
+      .updateTable('operator_sessions')
+      .set({ ended_at: Math.trunc(at) })
+      .where('token_id', '=', tokenId)
+      .where('ended_at', 'is', null);
+    return Number((await this.within(update.executeTakeFirst())).numUpdatedRows);
+  }
+
+  async purge(cutoffs: OperatorSessionCutoffs): Promise<number> {
+    const purge = this.db
+      .deleteFrom('operator_sessions')
+      .where((eb) =>
+        eb.or([
+          eb('ended_at', '<', cutoffs.endedBefore),
+          eb('last_seen_at', '<', cutoffs.lastSeenBefore),
+          eb('started_at', '<', cutoffs.startedBefore),
+        ]),
+      );
+    return Number((await this.within(purge.executeTakeFirst())).numDeletedRows);
   }
 }
 

@@ -39,6 +39,14 @@ interface Key {
   readonly state: 'active' | 'revoked' | 'expired' | 'banned';
 }
 
+interface OperatorToken {
+  readonly id: string;
+  readonly name: string | null;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
 interface Account {
   readonly name: string;
   readonly plan: string;
@@ -109,6 +117,7 @@ describeEachBackend('the admin API', (backend) => {
       'GET /accounts/{name}/usage/history',
       'GET /bans',
       'GET /deprecated-callers',
+      'GET /operator-tokens',
       'GET /status',
       'GET /usage/history',
       'GET /usage/top',
@@ -116,6 +125,7 @@ describeEachBackend('the admin API', (backend) => {
       'POST /accounts/{name}/keys',
       'POST /bans/{keyId}/lift',
       'POST /keys/{id}/revoke',
+      'POST /operator-tokens/{id}/revoke',
       'POST /session',
       'PUT /accounts/{name}/plan',
     ]);
@@ -321,6 +331,55 @@ describeEachBackend('the admin API', (backend) => {
     assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
     assertError(await admin(`/admin/v1/bans/${id}/lift`, { method: 'POST' }), 404, 'not_found', 'not banned');
     assertError(await admin('/admin/v1/bans/key_nope/lift', { method: 'POST' }), 404, 'not_found');
+    clock.set(MID);
+  });
+
+  it('GET /operator-tokens lists tokens without secrets; POST …/{id}/revoke refuses one at once', async () => {
+    clock.set(MID);
+    const { token, record } = await app.tokens.create('to revoke');
+    const session = await app.logIn(token);
+    assert.equal((await request(app.operator, '/admin/v1/status', { key: token })).status, 200);
+    const listed = ok<{ tokens: OperatorToken[] }>(await admin('/admin/v1/operator-tokens'));
+    const mine = listed.tokens.find((listedToken) => listedToken.id === record.id);
+    assert.ok(mine, `${record.id} is listed`);
+    // Its use is written in the background: listed once written.
+    assert.ok([null, new Date(MID).toISOString()].includes(mine.lastUsedAt), String(mine.lastUsedAt));
+    assert.deepEqual(mine, {
+      id: record.id,
+      name: 'to revoke',
+      createdAt: new Date(MID).toISOString(),
+      lastUsedAt: mine.lastUsedAt,
+      revokedAt: null,
+    });
+    assert.ok(
+      listed.tokens.some((listedToken) => listedToken.name === 'tests'),
+      'every token is listed',
+    );
+    const secret = token.slice(21);
+    assert.ok(!JSON.stringify(listed).includes(secret), 'no secret');
+    const stored = await app.publicApp.services.store.operatorTokens.findById(record.id);
+    assert.ok(stored && !JSON.stringify(listed).includes(stored.hash), 'no hash');
+
+    clock.advance(1000);
+    const revoked = ok<OperatorToken>(await admin(`/admin/v1/operator-tokens/${record.id}/revoke`, { method: 'POST' }));
+    assert.equal(revoked.revokedAt, new Date(MID + 1000).toISOString());
+    assertError(await request(app.operator, '/admin/v1/status', { key: token }), 401, 'unauthorized');
+    const withSession = await request(app.operator, '/admin/v1/status', { headers: { cookie: session } });
+    assertError(withSession, 401, 'unauthorized', 'session');
+    clock.advance(1000);
+    const again = ok<OperatorToken>(await admin(`/admin/v1/operator-tokens/${record.id}/revoke`, { method: 'POST' }));
+    assert.equal(again.revokedAt, revoked.revokedAt, 'revoking twice keeps the first time');
+    assert.equal(
+      ok<{ tokens: OperatorToken[] }>(await admin('/admin/v1/operator-tokens')).tokens.find((t) => t.id === record.id)
+        ?.revokedAt,
+      revoked.revokedAt,
+    );
+    for (const id of ['Z'.repeat(16), 'nope']) {
+      assertError(await admin(`/admin/v1/operator-tokens/${id}/revoke`, { method: 'POST' }), 404, 'not_found', id);
+    }
+    // Creating one stays with the command-line tool.
+    const create = await admin('/admin/v1/operator-tokens', { method: 'POST', json: { name: 'x' } });
+    assertError(create, 405, 'method_not_allowed');
     clock.set(MID);
   });
 

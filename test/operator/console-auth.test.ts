@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../src/operator/console/console-routes.ts';
-import { assertError, request, type HttpAnswer } from '../support/http-client.ts';
+import { assertError, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
 
 /**
- * The console on the operator listener: its pages and files need the operator token (header or
- * cookie) and show nothing without it; only the login page and its files are open.
+ * The console on the operator listener: its pages and files need the operator token (in the header)
+ * or a session (in the cookie) and show nothing without one; only the login page and its files are
+ * open. A browser opening a page without a session is sent to the login page instead.
  */
 const GUARDED = [
   '/console',
@@ -23,7 +24,8 @@ describe('the console behind the operator token', () => {
   let app: OperatorTestApp;
 
   before(async () => {
-    app = await startOperatorTestApp();
+    // A high limit of failures: this suite sends wrong tokens and sessions on purpose.
+    app = await startOperatorTestApp({ authFailuresPerMinute: 10_000 });
   });
 
   after(() => app.close());
@@ -53,9 +55,10 @@ describe('the console behind the operator token', () => {
     assert.match(login.text, /<form id="login"/);
   });
 
-  it('serves the pages and files with the token, in the header or in the cookie', async () => {
+  it('serves the pages and files with the token in the header, or a session in the cookie', async () => {
+    const cookie = await app.logIn();
     for (const path of GUARDED) {
-      for (const given of [{ key: app.token }, { headers: { cookie: `petstore_operator=${app.token}` } }]) {
+      for (const given of [{ key: app.token }, { headers: { cookie } }]) {
         const answer = await request(app.operator, path, given);
         assert.equal(answer.status, 200, `${path}: ${answer.text.slice(0, 200)}`);
         assert.equal(answer.headers.get('content-security-policy'), CONSOLE_CONTENT_SECURITY_POLICY);
@@ -90,6 +93,61 @@ describe('the console behind the operator token', () => {
       Object.keys(document.paths).filter((path) => path.startsWith('/console')),
       [],
     );
+  });
+
+  it('sends a browser opening a page without a session to the login page, with the page to come back to', async () => {
+    const browser = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const cases: ReadonlyArray<readonly [path: string, location: string]> = [
+      ['/console', '/console/login'],
+      ['/console/', '/console/login?next=%2Fconsole%2F'],
+      ['/console/accounts', '/console/login?next=%2Fconsole%2Faccounts'],
+      ['/console/accounts/some-shop?x=1', '/console/login?next=%2Fconsole%2Faccounts%2Fsome-shop%3Fx%3D1'],
+      // A page that does not exist is no different: nothing shows whether it does.
+      ['/console/no-such-page', '/console/login?next=%2Fconsole%2Fno-such-page'],
+    ];
+    for (const [path, location] of cases) {
+      const cookies: Record<string, string>[] = [
+        {},
+        { cookie: `petstore_operator=${'A'.repeat(43)}` },
+        { cookie: 'petstore_operator=x' },
+      ];
+      for (const given of cookies) {
+        for (const method of ['GET', 'HEAD']) {
+          const answer = await request(app.operator, path, { method, headers: { ...given, accept: browser } });
+          assert.equal(answer.status, 303, `${method} ${path}: ${answer.text}`);
+          assert.equal(answer.headers.get('location'), location, path);
+          assert.equal(answer.text, '', `${path}: nothing of the console`);
+          assert.equal(answer.headers.get('cache-control'), 'no-store');
+        }
+      }
+    }
+  });
+
+  it('answers 401 to what is not a browser opening a page: API clients, files, the admin API, changes', async () => {
+    const refusals: ReadonlyArray<readonly [string, HttpRequest]> = [
+      // What an API client or a script accepts.
+      ['/console/accounts', { headers: { accept: 'application/json' } }],
+      ['/console/accounts', { headers: { accept: '*/*' } }],
+      ['/console/accounts', { headers: { accept: 'text/html;q=0, application/json' } }],
+      ['/console/accounts', {}],
+      // Files and the admin API, even from a browser.
+      ['/console/assets/console.js', { headers: { accept: 'text/html' } }],
+      ['/admin/v1/status', { headers: { accept: 'text/html' } }],
+      ['/admin/v1/accounts', { method: 'POST', json: { name: 'x', plan: 'free' }, headers: { accept: 'text/html' } }],
+      ['/console/accounts', { method: 'DELETE', headers: { accept: 'text/html' } }],
+    ];
+    for (const [path, given] of refusals) {
+      const answer = await request(app.operator, path, given);
+      assertError(answer, 401, 'unauthorized');
+      assert.equal(answer.headers.get('location'), null, path);
+    }
+  });
+
+  it('a browser with a session gets the page', async () => {
+    const cookie = await app.logIn();
+    const answer = await request(app.operator, '/console/accounts', { headers: { cookie, accept: 'text/html' } });
+    assert.equal(answer.status, 200);
+    assert.match(answer.text, /<body data-page="accounts">/);
   });
 
   it('logs in with the token the login page posts, and the cookie opens the console', async () => {

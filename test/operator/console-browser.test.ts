@@ -81,6 +81,8 @@ describe('the operator console in a browser', { skip: missing }, () => {
   let server: ServerProcess;
   let browser: Browser;
   let operatorOrigin: string;
+  /** The listener by its loopback address, as a script on the machine calls it. */
+  let operatorDirect: string;
   let operatorToken: string;
   let keyA: { key: string; id: string };
   let keyB: { key: string; id: string };
@@ -99,6 +101,8 @@ describe('the operator console in a browser', { skip: missing }, () => {
       USAGE_FLUSH_MS: '100',
       BAN_THRESHOLD: '1',
       METRICS_PORT: String(operatorPort),
+      // The name the browser uses for the listener; without it, the listener refuses the browser's Host.
+      OPERATOR_HOSTS: HOST,
     };
     operatorToken = lastLine(await cli(['operator', 'token', 'create', '--name', 'console test'], env));
     await cli(
@@ -131,10 +135,9 @@ describe('the operator console in a browser', { skip: missing }, () => {
       }),
     ]);
     operatorOrigin = `http://${HOST}:${operatorPort}`;
+    operatorDirect = `http://127.0.0.1:${operatorPort}`;
     await makeTraffic(server);
-    await untilAdminCounts(`http://127.0.0.1:${operatorPort}`, operatorToken, (from) =>
-      sumCounts(history.since(from), live),
-    );
+    await untilAdminCounts(operatorDirect, operatorToken, (from) => sumCounts(history.since(from), live));
   });
 
   after(async () => {
@@ -185,6 +188,46 @@ describe('the operator console in a browser', { skip: missing }, () => {
       assert.match(await problem.innerText(), /not valid/);
       assert.equal(page.url(), `${operatorOrigin}/console/login`);
       assert.deepEqual(await context.cookies(), [], 'no cookie for a wrong token');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('sends a browser without a session to log in and back; logging out ends the session on the server', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems = watchProblems(page);
+    try {
+      await page.goto(`${operatorOrigin}/console/deprecated`);
+      assert.equal(page.url(), `${operatorOrigin}/console/login?next=%2Fconsole%2Fdeprecated`);
+      await page.fill('#token', operatorToken);
+      await Promise.all([page.waitForURL(`${operatorOrigin}/console/deprecated`), page.click('button[type=submit]')]);
+      await page.locator(`tr[data-key="${keyA.id}"]`).waitFor();
+
+      // The cookie holds a session id, not the token, out of the page's scripts' reach.
+      const cookies = await context.cookies();
+      assert.equal(cookies.length, 1);
+      const [cookie] = cookies;
+      assert.ok(cookie !== undefined);
+      assert.equal(cookie.name, 'petstore_operator');
+      assert.match(cookie.value, /^[A-Za-z0-9_-]{43}$/);
+      assert.ok(!operatorToken.includes(cookie.value) && !cookie.value.includes(operatorToken.slice(21)));
+      assert.equal(cookie.httpOnly, true);
+      assert.equal(cookie.sameSite, 'Strict');
+      assert.equal(cookie.secure, false, 'the listener is plain HTTP');
+      const replay = (): Promise<Response> =>
+        fetch(`${operatorDirect}/admin/v1/status`, { headers: { cookie: `petstore_operator=${cookie.value}` } });
+      assert.equal((await replay()).status, 200, 'the cookie opens the admin API while the session lasts');
+
+      await Promise.all([page.waitForURL(`${operatorOrigin}/console/login`), page.click('#logout')]);
+      assert.deepEqual(await context.cookies(), [], 'the browser dropped the cookie');
+      const replayed = await replay();
+      assert.equal(replayed.status, 401, 'the old cookie, replayed, opens nothing: the session ended on the server');
+      assert.equal(((await replayed.json()) as { code: string }).code, 'unauthorized');
+      // Back on a page, the browser is sent to log in again.
+      await page.goto(`${operatorOrigin}/console`);
+      assert.equal(page.url(), `${operatorOrigin}/console/login`);
+      assert.deepEqual(problems, []);
     } finally {
       await context.close();
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { OperatorTokenService } from '../../src/auth/operator-tokens.ts';
 import { startOperatorListener, type OperatorListener } from '../support/operator-listener.ts';
-import type { HttpTarget } from '../support/http-client.ts';
+import { request, type HttpTarget } from '../support/http-client.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/test-app.ts';
 
 /**
@@ -20,6 +20,11 @@ export interface OperatorTestApp {
   /** A valid operator token. */
   readonly token: string;
   readonly tokens: OperatorTokenService;
+  /**
+   * Logs in to the console with `token` (the app's own by default) as the login page does, from the
+   * listener's own origin; the `Cookie` header value that carries the new session.
+   */
+  logIn(token?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -37,7 +42,7 @@ export async function startOperatorTestApp(options: OperatorTestAppOptions = {})
     port: 0,
     host: '127.0.0.1',
   });
-  const tokens = new OperatorTokenService(services.store.operatorTokens, services.clock);
+  const tokens = new OperatorTokenService(services.store, services.clock);
   const { token } = await tokens.create('tests');
   // The document as the listener serves it, fetched once with the token: every later answer of a
   // documented operation is checked against it.
@@ -46,12 +51,24 @@ export async function startOperatorTestApp(options: OperatorTestAppOptions = {})
   });
   assert.equal(response.status, 200, 'GET /admin/v1/openapi.json with a token answers 200');
   const document: unknown = await response.json();
+  const operator: HttpTarget = { url: listener.url, app: { swagger: () => document } };
   return {
     publicApp,
     listener,
-    operator: { url: listener.url, app: { swagger: () => document } },
+    operator,
     token,
     tokens,
+    async logIn(given = token) {
+      const login = await request(operator, '/admin/v1/session', {
+        method: 'POST',
+        json: { token: given },
+        headers: { origin: listener.url },
+      });
+      assert.equal(login.status, 204, login.text);
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+      assert.match(cookie, /^petstore_operator=[A-Za-z0-9_-]{43}$/);
+      return cookie;
+    },
     async close() {
       await listener.close();
       await publicApp.close();

@@ -114,18 +114,19 @@ describe('operator authentication', () => {
     const { port } = new URL(app.listener.url);
     const head = await rawExchange(
       Number(port),
-      `GET /admin/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${app.token}\r\n` +
+      `GET /admin/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${app.token}\r\n` +
         `Authorization: Bearer ${app.token}\r\nConnection: close\r\n\r\n`,
     );
     assert.match(head, /^HTTP\/1\.1 401 /);
     assert.match(head, /\r\nwww-authenticate: Bearer realm="petstore-operator"\r\n/i);
   });
 
-  it('accepts a valid token in Authorization (any case of Bearer) or in the cookie', async () => {
+  it('accepts a valid token in Authorization (any case of Bearer), or a session in the cookie', async () => {
+    const session = await app.logIn();
     const accepted: HttpRequest[] = [
       { key: app.token },
       { headers: { authorization: `bearer ${app.token}` } },
-      { headers: { cookie: `theme=dark; petstore_operator=${app.token}` } },
+      { headers: { cookie: `theme=dark; ${session}` } },
     ];
     for (const given of accepted) {
       const answer = await request(app.operator, '/admin/v1/status', given);
@@ -162,13 +163,15 @@ describe('operator authentication', () => {
   });
 
   describe('the console session', () => {
-    it('POST /admin/v1/session sets an HttpOnly, SameSite=Strict cookie; a bad token gets 401, no cookie', async () => {
+    it('POST /admin/v1/session sets a session id in an HttpOnly, SameSite=Strict cookie; bad token: 401', async () => {
       const login = await request(app.operator, '/admin/v1/session', { method: 'POST', json: { token: app.token } });
       assert.equal(login.status, 204, login.text);
-      assert.equal(
-        login.headers.get('set-cookie'),
-        `petstore_operator=${app.token}; HttpOnly; SameSite=Strict; Path=/`,
-      );
+      const cookie = login.headers.get('set-cookie') ?? '';
+      // 256 random bits, base64url; never the token, nor any part of it.
+      assert.match(cookie, /^petstore_operator=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+      assert.ok(!cookie.includes(app.token.slice(4, 20)) && !cookie.includes(app.token.slice(21)), cookie);
+      const again = await request(app.operator, '/admin/v1/session', { method: 'POST', json: { token: app.token } });
+      assert.notEqual(again.headers.get('set-cookie'), cookie, 'each login starts a session of its own');
       for (const token of [revoked, 'nope', `pso_${'A'.repeat(16)}_${'B'.repeat(32)}`]) {
         const refused = await request(app.operator, '/admin/v1/session', { method: 'POST', json: { token } });
         assertUnauthorized(refused, token);
@@ -181,19 +184,51 @@ describe('operator authentication', () => {
       });
       assertError(foreign, 403, 'forbidden');
       assert.equal(foreign.headers.get('set-cookie'), null);
+      // The listener is plain HTTP: its own origin is http://, and an https one is another origin.
+      const https = await request(app.operator, '/admin/v1/session', {
+        method: 'POST',
+        json: { token: app.token },
+        headers: { origin: app.listener.url.replace('http:', 'https:') },
+      });
+      assertError(https, 403, 'forbidden');
+      assert.equal(https.headers.get('set-cookie'), null);
     });
 
-    it('DELETE /admin/v1/session clears the cookie', async () => {
-      const logout = await request(app.operator, '/admin/v1/session', { method: 'DELETE' });
+    it('a token in the cookie, as the console kept it before sessions, opens nothing', async () => {
+      const answer = await request(app.operator, '/admin/v1/status', {
+        headers: { cookie: `petstore_operator=${app.token}` },
+      });
+      assertUnauthorized(answer, 'the token as a cookie');
+    });
+
+    it('DELETE /admin/v1/session ends the session on the server and clears the cookie', async () => {
+      const cookie = await app.logIn();
+      const origin = app.listener.url;
+      assert.equal((await request(app.operator, '/admin/v1/status', { headers: { cookie } })).status, 200);
+      // From another origin, or with none, a logout is refused and the session goes on.
+      for (const headers of [{ cookie }, { cookie, origin: 'https://evil.example' }] as Record<string, string>[]) {
+        assertError(await request(app.operator, '/admin/v1/session', { method: 'DELETE', headers }), 403, 'forbidden');
+      }
+      assert.equal((await request(app.operator, '/admin/v1/status', { headers: { cookie } })).status, 200);
+      const logout = await request(app.operator, '/admin/v1/session', {
+        method: 'DELETE',
+        headers: { cookie, origin },
+      });
       assert.equal(logout.status, 204);
       assert.match(
         logout.headers.get('set-cookie') ?? '',
         /^petstore_operator=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0$/,
       );
+      // The cookie, replayed, opens nothing any more.
+      assertUnauthorized(await request(app.operator, '/admin/v1/status', { headers: { cookie } }), 'after logout');
+      // Logging out again, or without a cookie, is no error.
+      const twice = await request(app.operator, '/admin/v1/session', { method: 'DELETE', headers: { cookie, origin } });
+      assert.equal(twice.status, 204);
+      assert.equal((await request(app.operator, '/admin/v1/session', { method: 'DELETE' })).status, 204);
     });
 
     it('a state-changing request authenticated by the cookie must come from the listener’s own origin', async () => {
-      const cookie = `petstore_operator=${app.token}`;
+      const cookie = await app.logIn();
       const body = (name: string) => ({ name, plan: 'free' });
       const sameOrigin = await request(app.operator, '/admin/v1/accounts', {
         method: 'POST',
@@ -206,6 +241,9 @@ describe('operator authentication', () => {
         'https://evil.example',
         'null',
         `${app.listener.url.replace('127.0.0.1', 'localhost')}`,
+        // Scheme included: the listener is plain HTTP.
+        app.listener.url.replace('http:', 'https:'),
+        `${app.listener.url}/`,
       ]) {
         const answer = await request(app.operator, '/admin/v1/accounts', {
           method: 'POST',

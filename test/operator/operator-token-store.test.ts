@@ -134,7 +134,7 @@ for (const backend of await backends()) {
 
     describe('OperatorTokenService', () => {
       it('creates pso_<id>_<secret> tokens, stores only a hash, shows the plaintext once', async () => {
-        const service = new OperatorTokenService(store.operatorTokens, new ManualClock(NOW));
+        const service = new OperatorTokenService(store, new ManualClock(NOW));
         const { token, record } = await service.create('bob');
         const match = TOKEN.exec(token);
         assert.ok(match, token);
@@ -150,7 +150,7 @@ for (const backend of await backends()) {
 
       it('verifies a valid token and refuses a wrong secret, an unknown id, a malformed or revoked one', async () => {
         const clock = new ManualClock(NOW);
-        const service = new OperatorTokenService(store.operatorTokens, clock);
+        const service = new OperatorTokenService(store, clock);
         const { token, record } = await service.create('carol');
         const verdict = await service.verify(token);
         assert.deepEqual(verdict, { ok: true, token: record });
@@ -186,7 +186,7 @@ for (const backend of await backends()) {
       });
 
       it('refuses to revoke an unknown id and a label it cannot show', async () => {
-        const service = new OperatorTokenService(store.operatorTokens, new ManualClock(NOW));
+        const service = new OperatorTokenService(store, new ManualClock(NOW));
         await assert.rejects(service.revoke('nope'), (error: unknown) => error instanceof NotFoundError);
         await assert.rejects(service.revoke('Z'.repeat(16)), (error: unknown) => error instanceof NotFoundError);
         for (const label of ['', 'x'.repeat(65), 'a\u001b[31mb', 'line\nbreak']) {

@@ -445,6 +445,86 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
       });
     });
 
+    describe('operator sessions', () => {
+      async function newToken(): Promise<string> {
+        return (await store.operatorTokens.create({ id: name('tok'), hash: name('h'), name: 'ops' }, NOW)).id;
+      }
+
+      it('starts a session by its hash and finds it with its token, in one read', async () => {
+        const tokenId = await newToken();
+        const hash = name('session');
+        await store.operatorSessions.start({ hash, tokenId }, NOW + 5);
+        assert.deepEqual(await store.operatorSessions.find(hash), {
+          startedAt: NOW + 5,
+          lastSeenAt: NOW + 5,
+          endedAt: null,
+          token: { id: tokenId, name: 'ops', createdAt: NOW, revokedAt: null, lastUsedAt: null },
+        });
+        assert.equal(await store.operatorSessions.find('no-such-session'), undefined);
+        await assert.rejects(
+          store.operatorSessions.start({ hash, tokenId }, NOW),
+          (error: unknown) => error instanceof ConflictError,
+        );
+        // The token as it is now: its revocation shows on the session's next read.
+        await store.operatorTokens.revoke(tokenId, NOW + 9);
+        assert.equal((await store.operatorSessions.find(hash))?.token.revokedAt, NOW + 9);
+      });
+
+      it('records uses forward only, and none once ended; ends once, keeping the first time', async () => {
+        const tokenId = await newToken();
+        const hash = name('session');
+        await store.operatorSessions.start({ hash, tokenId }, NOW);
+        assert.equal(await store.operatorSessions.touch(hash, NOW + 100), true);
+        assert.equal(await store.operatorSessions.touch(hash, NOW + 50), false);
+        assert.equal((await store.operatorSessions.find(hash))?.lastSeenAt, NOW + 100);
+        assert.equal(await store.operatorSessions.end(hash, NOW + 200), true);
+        assert.equal(await store.operatorSessions.end(hash, NOW + 300), false);
+        assert.equal(await store.operatorSessions.touch(hash, NOW + 400), false);
+        const ended = await store.operatorSessions.find(hash);
+        assert.deepEqual([ended?.lastSeenAt, ended?.endedAt], [NOW + 100, NOW + 200]);
+        assert.equal(await store.operatorSessions.end('no-such-session', NOW), false);
+        assert.equal(await store.operatorSessions.touch('no-such-session', NOW), false);
+      });
+
+      it("ends every open session of a token, and only that token's", async () => {
+        const [tokenId, otherId] = [await newToken(), await newToken()];
+        const [open1, open2, ended, other] = [name('s'), name('s'), name('s'), name('s')];
+        for (const hash of [open1, open2, ended]) await store.operatorSessions.start({ hash, tokenId }, NOW);
+        await store.operatorSessions.start({ hash: other, tokenId: otherId }, NOW);
+        await store.operatorSessions.end(ended, NOW + 1);
+        assert.equal(await store.operatorSessions.endForToken(tokenId, NOW + 10), 2);
+        assert.equal(await store.operatorSessions.endForToken(tokenId, NOW + 20), 0);
+        for (const [hash, endedAt] of [
+          [open1, NOW + 10],
+          [open2, NOW + 10],
+          [ended, NOW + 1],
+          [other, null],
+        ] as const) {
+          assert.equal((await store.operatorSessions.find(hash))?.endedAt, endedAt, hash);
+        }
+      });
+
+      it('purges sessions ended, last seen or started before the cutoffs, and keeps the others', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        const tokenId = (await fresh.operatorTokens.create({ id: 'tok', hash: 'h', name: null }, NOW)).id;
+        const start = (hash: string, at: number) => fresh.operatorSessions.start({ hash, tokenId }, at);
+        await start('ended-early', NOW);
+        await fresh.operatorSessions.end('ended-early', NOW + 10);
+        await start('idle', NOW);
+        await start('long', NOW - 1000);
+        await fresh.operatorSessions.touch('long', NOW + 500);
+        await start('kept', NOW + 100);
+        await fresh.operatorSessions.end('kept', NOW + 200);
+        const cutoffs = { endedBefore: NOW + 100, lastSeenBefore: NOW + 1, startedBefore: NOW - 500 };
+        assert.equal(await fresh.operatorSessions.purge(cutoffs), 3);
+        for (const hash of ['ended-early', 'idle', 'long'])
+          assert.equal(await fresh.operatorSessions.find(hash), undefined, hash);
+        assert.ok(await fresh.operatorSessions.find('kept'));
+        assert.equal(await fresh.operatorSessions.purge(cutoffs), 0);
+      });
+    });
+
     it('ping resolves while storage answers', async () => {
       await store.ping();
     });

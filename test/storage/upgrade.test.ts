@@ -144,6 +144,11 @@ for (const backend of await backends()) {
       assert.deepEqual(await store.pets.get(next.id), next);
       const account = await store.accounts.create({ name: 'new', plan: 'pro', perMinute: null, perDay: null }, NOW);
       assert.equal(account.id, 3);
+
+      // The tables of later migrations are there: an operator token, and a console session of it.
+      await store.operatorTokens.create({ id: 'tok', hash: 'h', name: null }, NOW);
+      await store.operatorSessions.start({ hash: 'session', tokenId: 'tok' }, NOW);
+      assert.equal((await store.operatorSessions.find('session'))?.token.id, 'tok');
     });
 
     it('a database at release version 1 is adopted and then gets the bans table', async () => {

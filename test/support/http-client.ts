@@ -58,7 +58,8 @@ export async function request(target: HttpTarget, path: string, options: HttpReq
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
   if (options.json !== undefined) headers['content-type'] = 'application/json';
   Object.assign(headers, options.headers);
-  const init: RequestInit & { duplex?: 'half' } = { method, headers };
+  // A redirect is an answer of the app like any other, checked as such, never followed.
+  const init: RequestInit & { duplex?: 'half' } = { method, headers, redirect: 'manual' };
   const body = options.json === undefined ? options.body : jsonText(options.json);
   if (body !== undefined) init.body = body;
   if (body instanceof ReadableStream) init.duplex = 'half';

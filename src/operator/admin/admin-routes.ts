@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AccountService } from '../../auth/account-service.ts';
 import type { KeyVerifier } from '../../auth/key-verifier.ts';
+import type { OperatorTokenService } from '../../auth/operator-tokens.ts';
 import type { Clock } from '../../clock.ts';
 import type { ReadinessCheck } from '../../http/routes/ops.ts';
 import type { RateLimiter } from '../../ratelimit/limiter.ts';
@@ -11,6 +12,7 @@ import { accountUsageRoutes } from './account-usage.ts';
 import { accountRoutes } from './accounts.ts';
 import { banRoutes } from './bans.ts';
 import { keyRoutes } from './keys.ts';
+import { operatorTokenRoutes } from './operator-tokens.ts';
 import { sessionRoutes } from './session.ts';
 import { statusRoutes } from './status.ts';
 import { usageRoutes } from './usage.ts';
@@ -28,6 +30,7 @@ export interface AdminRouteOptions {
   readonly probeTimeoutMs: number;
   readonly usage: UsageService;
   readonly gate: OperatorGate;
+  readonly operatorTokens: OperatorTokenService;
 }
 
 /**
@@ -43,4 +46,5 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (app, op
   await app.register(banRoutes, options);
   await app.register(accountUsageRoutes, options);
   await app.register(usageRoutes, options);
+  await app.register(operatorTokenRoutes, options);
 };

@@ -27,8 +27,9 @@ export const AdminErrorSchema = Type.Object(
     $id: 'Error',
     additionalProperties: false,
     description:
-      'The Error body of the public API. Besides its codes: `conflict` (409, the name is taken) and ' +
-      '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin).',
+      'The Error body of the public API. Besides its codes: `conflict` (409, the name is taken), ' +
+      '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin) ' +
+      'and `invalid_host` (400, the Host header names no host this listener serves).',
   },
 );
 export type AdminError = Static<typeof AdminErrorSchema>;
@@ -263,6 +264,29 @@ export const DeprecatedCallersSchema = Type.Object(
 );
 export type AdminDeprecatedCallers = Static<typeof DeprecatedCallersSchema>;
 
+export const OperatorTokenSchema = Type.Object(
+  {
+    id: Type.String({ description: "The token's non-secret id: its part after `pso_`." }),
+    name: Type.Union([Type.String(), Type.Null()], { description: 'The label it was created with; null: none.' }),
+    createdAt: Instant('When the token was created.'),
+    lastUsedAt: MaybeInstant('Its last use, written at most once a minute; null: never used.'),
+    revokedAt: MaybeInstant('When the token was revoked; null: it was not.'),
+  },
+  {
+    $id: 'OperatorToken',
+    additionalProperties: false,
+    description: 'An operator token, without its secret or the hash of it.',
+  },
+);
+export type AdminOperatorToken = Static<typeof OperatorTokenSchema>;
+export const OperatorTokenRef = Type.Unsafe<AdminOperatorToken>(Type.Ref('OperatorToken'));
+
+export const OperatorTokensSchema = Type.Object(
+  { tokens: Type.Array(OperatorTokenRef, { description: 'Every token, revoked ones included, oldest first.' }) },
+  { $id: 'OperatorTokens', additionalProperties: false },
+);
+export type AdminOperatorTokens = Static<typeof OperatorTokensSchema>;
+
 export const adminSharedSchemas = [
   AdminErrorSchema,
   KeySchema,
@@ -277,6 +301,8 @@ export const adminSharedSchemas = [
   AccountUsageSchema,
   TopAccountsSchema,
   DeprecatedCallersSchema,
+  OperatorTokenSchema,
+  OperatorTokensSchema,
 ] as const;
 
 /** The component each name refers to, as a `$ref` with its static type. */
@@ -292,6 +318,7 @@ export const refs = {
   AccountUsage: Type.Unsafe<AdminAccountUsage>(Type.Ref('AccountUsage')),
   TopAccounts: Type.Unsafe<AdminTopAccounts>(Type.Ref('TopAccounts')),
   DeprecatedCallers: Type.Unsafe<AdminDeprecatedCallers>(Type.Ref('DeprecatedCallers')),
+  OperatorTokens: Type.Unsafe<AdminOperatorTokens>(Type.Ref('OperatorTokens')),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -347,6 +374,7 @@ export const AccountParams = Type.Object({
 });
 
 export const KeyIdParams = Type.Object({ id: Type.String({ description: "The key's id." }) });
+export const OperatorTokenIdParams = Type.Object({ id: Type.String({ description: "The operator token's id." }) });
 export const BanKeyParams = Type.Object({ keyId: Type.String({ description: "The banned key's id." }) });
 
 const RANGE_NOTE =

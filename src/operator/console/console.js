@@ -26,7 +26,7 @@ const DAY_MS = 24 * HOUR_MS;
 const CHART_HEIGHT = 260;
 const WHOLE_STEPS = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].flatMap((scale) => [scale, 2 * scale, 5 * scale]);
 
-/** The admin API said 401: the cookie is gone or its token was deleted; the login page is next. */
+/** The admin API said 401: the session ended (logout, idle, its time, its token revoked); the login page is next. */
 class LoggedOut extends Error {}
 
 /**
@@ -47,7 +47,8 @@ async function api(path, init = {}) {
     headers: { accept: 'application/json', ...init.headers },
   });
   if (response.status === 401) {
-    location.assign('/console/login');
+    // Back to this page once logged in again.
+    location.assign(`/console/login?next=${encodeURIComponent(location.pathname + location.search)}`);
     throw new LoggedOut('not logged in');
   }
   const text = await response.text();

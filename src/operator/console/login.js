@@ -1,7 +1,9 @@
 // @ts-check
-/* global document, fetch, location, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement */
+/* global document, fetch, location, URL, URLSearchParams */
+/* global HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement */
 // The console's login page (served as is by src/operator/console/console-routes.ts): sends the
-// operator token to the admin API, which answers with an HttpOnly cookie; the script never keeps it.
+// operator token to the admin API, which starts a session and answers with its id in an HttpOnly
+// cookie; the script never keeps either.
 'use strict';
 
 /** @import { AdminError } from '../admin/admin-schemas.ts' */
@@ -22,6 +24,17 @@ const form = expect(document.getElementById('login'), HTMLFormElement);
 const input = expect(document.getElementById('token'), HTMLInputElement);
 const problem = expect(document.getElementById('login-error'), HTMLElement);
 const submit = expect(form.querySelector('button[type=submit]'), HTMLButtonElement);
+
+/**
+ * Where to go once logged in: the console page the browser was sent here from (`?next=`), when it is
+ * one of this console's pages, else the overview. Never another site, nor this page again.
+ * @returns {string}
+ */
+function destination() {
+  const next = new URLSearchParams(location.search).get('next');
+  if (next === null || !/^\/console(?:[/?#]|$)/.test(next) || next.startsWith('/console/login')) return '/console';
+  return new URL(next, location.href).origin === location.origin ? next : '/console';
+}
 
 /** @param {string} text */
 function showProblem(text) {
@@ -63,7 +76,7 @@ form.addEventListener('submit', (event) => {
   submit.disabled = true;
   logIn(input.value.trim())
     .then((failure) => {
-      if (failure === undefined) location.assign('/console');
+      if (failure === undefined) location.assign(destination());
       else showProblem(failure);
     })
     .catch(() => showProblem('The server could not be reached.'))
