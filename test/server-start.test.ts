@@ -142,10 +142,13 @@ function logLines(stdout: string): AccessLine[] {
     .map((line) => JSON.parse(line) as AccessLine);
 }
 
-/** The first log line whose message starts with `prefix` (lines reach stdout within a second: the logger buffers). */
+/**
+ * The first log line whose message starts with `prefix`. Lines reach stdout within a second of being
+ * logged (the logger buffers), but the wait also covers the start itself, which takes seconds on a busy machine.
+ */
 async function loggedLine(child: Child, prefix: string): Promise<AccessLine> {
   const find = () => logLines(child.stdout()).find((line) => line.msg.startsWith(prefix));
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 20_000;
   while (find() === undefined && Date.now() < deadline) await sleep(50);
   const line = find();
   assert.ok(line, `the server logged "${prefix}…": ${child.stdout()}`);
