@@ -439,3 +439,8 @@ export const AccountsQuery = Type.Object({
 });
 
 export const KeysQuery = Type.Object(pageFields);
+
+/** The request bodies as the console sends them. */
+export type AdminNewAccount = Static<typeof NewAccountBody>;
+export type AdminPlanChange = Static<typeof PlanChangeBody>;
+export type AdminNewKey = Static<typeof NewKeyBody>;
