@@ -3,9 +3,11 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { PLANS, type Plan } from '../domain/plans.ts';
 import {
   type AccountKeyStats,
+  type AccountPageQuery,
   type AccountRecord,
   type ActiveBan,
   type ApiKeyRecord,
+  type KeyPageQuery,
   type Store,
 } from '../storage/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
@@ -22,6 +24,12 @@ export interface PlanChoice {
 export interface AccountWithKeys {
   readonly account: AccountRecord;
   readonly keys: AccountKeyStats;
+}
+
+/** Up to a page's limit of items, and whether more follow them. */
+export interface Page<T> {
+  readonly items: T[];
+  readonly more: boolean;
 }
 
 const NO_KEYS: AccountKeyStats = Object.freeze({ total: 0, active: 0, lastUsedAt: null });
@@ -89,13 +97,19 @@ export class AccountService {
     return this.store.accounts.count();
   }
 
-  /** Every account with its keys counted, in two queries however many accounts there are. */
-  async listAccountsWithKeys(): Promise<AccountWithKeys[]> {
-    const [accounts, stats] = await Promise.all([
-      this.store.accounts.list(),
-      this.store.accounts.keyStats(this.clock.now()),
-    ]);
-    return accounts.map((account) => ({ account, keys: stats.get(account.id) ?? NO_KEYS }));
+  /** A page of accounts, oldest first, with their keys counted; the query's `nameContains` filters them. */
+  async pageAccounts(query: AccountPageQuery): Promise<Page<AccountWithKeys>> {
+    const { items, more } = pageOf(await this.store.accounts.page({ ...query, limit: query.limit + 1 }), query.limit);
+    const ids = items.map((account) => account.id);
+    const stats = await this.store.accounts.keyStats(this.clock.now(), ids);
+    return { items: items.map((account) => ({ account, keys: stats.get(account.id) ?? NO_KEYS })), more };
+  }
+
+  /** A page of the account's keys, in the order of listKeys. */
+  async pageKeys(accountName: string, page: Omit<KeyPageQuery, 'accountId'>): Promise<Page<ApiKeyRecord>> {
+    const account = await this.requireAccount(accountName);
+    const found = await this.store.keys.pageForAccount({ ...page, accountId: account.id, limit: page.limit + 1 });
+    return pageOf(found, page.limit);
   }
 
   /** Bans in force now, newest first, with their keys' accounts. */
@@ -186,6 +200,11 @@ export class AccountService {
     if (!account) throw new NotFoundError(`no account named '${name}'`);
     return account;
   }
+}
+
+/** `found`, read with one more than `limit`, as a page: the one more only tells that more follow. */
+function pageOf<T>(found: T[], limit: number): Page<T> {
+  return { items: found.slice(0, limit), more: found.length > limit };
 }
 
 const LIMIT_NAMES = {

@@ -22,6 +22,7 @@ import type {
 import { PET_COLUMNS, petRowOf, toPet, type PetRow } from './pet-columns.ts';
 import type {
   AccountKeyStats,
+  AccountPageQuery,
   AccountRecord,
   AccountStore,
   ActiveBan,
@@ -33,6 +34,7 @@ import type {
   IdempotentCreate,
   IdempotentOutcome,
   IdempotentResponse,
+  KeyPageQuery,
   KeyPrincipal,
   KeyStore,
   NewAccount,
@@ -389,6 +391,21 @@ class SqlAccounts extends SqlTable implements AccountStore {
     return (await this.within(this.db.selectFrom('accounts').selectAll().orderBy('id').execute())).map(toAccount);
   }
 
+  async page(query: AccountPageQuery): Promise<AccountRecord[]> {
+    if (query.afterId >= Number.MAX_SAFE_INTEGER || query.limit <= 0) return [];
+    const { nameContains } = query;
+    const after = this.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '>', Math.max(0, Math.floor(query.afterId) || 0));
+    const found =
+      nameContains === undefined || nameContains === ''
+        ? after
+        : after.where(sql<boolean>`lower(${sql.ref('name')}) like ${containsPattern(nameContains)} escape '\\'`);
+    const select = found.orderBy('id').limit(Math.trunc(query.limit));
+    return (await this.within(select.execute())).map(toAccount);
+  }
+
   async setPlan(
     name: string,
     plan: Plan,
@@ -409,7 +426,8 @@ class SqlAccounts extends SqlTable implements AccountStore {
     return toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
   }
 
-  async keyStats(now: number): Promise<Map<number, AccountKeyStats>> {
+  async keyStats(now: number, accountIds?: readonly number[]): Promise<Map<number, AccountKeyStats>> {
+    if (accountIds !== undefined && accountIds.length === 0) return new Map();
     const unexpired = sql`(${sql.ref('expires_at')} is null or ${sql.ref('expires_at')} > ${now})`;
     const usable = sql`${sql.ref('revoked_at')} is null and ${unexpired}`;
     const active = sql<IntegerValue>`sum(case when ${usable} then 1 else 0 end)`;
@@ -421,6 +439,7 @@ class SqlAccounts extends SqlTable implements AccountStore {
         active.as('active'),
         eb.fn.max('last_used_at').as('last_used_at'),
       ])
+      .$if(accountIds !== undefined, (some) => some.where('account_id', 'in', accountIds ?? []))
       .groupBy('account_id');
     const rows = await this.within(select.execute());
     return new Map(
@@ -450,6 +469,16 @@ const bannedUntil = (eb: ExpressionBuilder<DatabaseSchema & { k: DatabaseSchema[
 
 /** Byte order, as SQLite compares text and as PostgreSQL does with COLLATE "C". */
 const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * A LIKE pattern (with `escape '\'`) for names containing `text`, lower-cased as the column is:
+ * ASCII letters only, as names are ASCII and SQLite's lower() folds nothing else, so that both
+ * backends match the same names. LIKE's wildcards in `text` are matched as themselves.
+ */
+function containsPattern(text: string): string {
+  const lowered = text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+  return `%${lowered.replace(/[\\%_]/g, '\\$&')}%`;
+}
 
 class SqlKeys extends SqlTable implements KeyStore {
   async create(key: NewApiKey, now: number): Promise<ApiKeyRecord> {
@@ -514,6 +543,28 @@ class SqlKeys extends SqlTable implements KeyStore {
     const rows = await this.within(select.execute());
     // Sorted here rather than in SQL: PostgreSQL would order ids by the database's collation.
     return rows.map(toKey).sort((a, b) => a.createdAt - b.createdAt || byBytes(a.id, b.id));
+  }
+
+  async pageForAccount(query: KeyPageQuery): Promise<ApiKeyRecord[]> {
+    if (!isId(query.accountId) || query.limit <= 0) return [];
+    const { after } = query;
+    // The byte order of listForAccount on both backends, whatever PostgreSQL's collation.
+    const id = this.dialect.backend === 'postgres' ? sql<string>`${sql.ref('k.id')} collate "C"` : sql.ref('k.id');
+    const keys = this.db
+      .selectFrom('api_keys as k')
+      .select([...KEY_COLUMNS, bannedUntil])
+      .where('k.account_id', '=', query.accountId);
+    const later =
+      after === undefined
+        ? keys
+        : keys.where((eb) =>
+            eb.or([
+              eb('k.created_at', '>', after.createdAt),
+              eb.and([eb('k.created_at', '=', after.createdAt), eb(id, '>', after.id)]),
+            ]),
+          );
+    const select = later.orderBy('k.created_at').orderBy(id).limit(Math.trunc(query.limit));
+    return (await this.within(select.execute())).map(toKey);
   }
 
   async revoke(id: string, now: number): Promise<boolean> {

@@ -13,6 +13,26 @@ export interface PetListQuery {
   readonly status: PetStatus | undefined;
 }
 
+/** A page of accounts, oldest first (ascending id). */
+export interface AccountPageQuery {
+  /** Only accounts with an id strictly greater than this (0 for the first page). */
+  readonly afterId: number;
+  readonly limit: number;
+  /**
+   * Only accounts whose name contains this, ignoring the case of ASCII letters (names are ASCII);
+   * `%`, `_` and `\` are matched as themselves. Undefined: every account.
+   */
+  readonly nameContains: string | undefined;
+}
+
+/** A page of an account's keys, oldest first (creation time, then id in byte order). */
+export interface KeyPageQuery {
+  readonly accountId: number;
+  /** Only keys after this one in that order; undefined for the first page. */
+  readonly after: { readonly createdAt: number; readonly id: string } | undefined;
+  readonly limit: number;
+}
+
 export interface AccountRecord {
   readonly id: number;
   readonly name: string;
@@ -109,6 +129,8 @@ export interface AccountStore {
   create(account: NewAccount, now: number): Promise<AccountRecord>;
   findByName(name: string): Promise<AccountRecord | undefined>;
   list(): Promise<AccountRecord[]>;
+  /** At most `limit` accounts in ascending id order. */
+  page(query: AccountPageQuery): Promise<AccountRecord[]>;
   /** Returns the updated account, or undefined when no account has that name. */
   setPlan(
     name: string,
@@ -117,8 +139,11 @@ export interface AccountStore {
     perDay: number | null,
   ): Promise<AccountRecord | undefined>;
   count(): Promise<number>;
-  /** What each account's keys add up to at `now`, by account id, in one query; accounts without keys are absent. */
-  keyStats(now: number): Promise<Map<number, AccountKeyStats>>;
+  /**
+   * What each account's keys add up to at `now`, by account id, in one query; accounts without keys
+   * are absent. With `accountIds`, only those accounts'.
+   */
+  keyStats(now: number, accountIds?: readonly number[]): Promise<Map<number, AccountKeyStats>>;
 }
 
 /** What an account's keys add up to, for listings of many accounts in one query. */
@@ -135,6 +160,8 @@ export interface KeyStore {
   findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined>;
   findById(id: string): Promise<ApiKeyRecord | undefined>;
   listForAccount(accountId: number): Promise<ApiKeyRecord[]>;
+  /** At most `limit` of the account's keys, in the order of listForAccount. */
+  pageForAccount(query: KeyPageQuery): Promise<ApiKeyRecord[]>;
   /** Returns false when no such key exists. Revoking twice keeps the first time. */
   revoke(id: string, now: number): Promise<boolean>;
   /**

@@ -146,8 +146,11 @@ describeEachBackend('the admin API', (backend) => {
       headers: new Headers({ 'content-type': 'application/json' }),
       bodyText,
     });
-    assertMatchesDocument(contract, 'GET', '/accounts/{name}/keys', answer('{"keys":[]}'));
-    assert.throws(() => assertMatchesDocument(contract, 'GET', '/accounts/{name}/keys', answer('{"keys":[{"id":1}]}')));
+    assertMatchesDocument(contract, 'GET', '/accounts/{name}/keys', answer('{"keys":[],"nextCursor":null}'));
+    assert.throws(() => assertMatchesDocument(contract, 'GET', '/accounts/{name}/keys', answer('{"keys":[]}')));
+    assert.throws(() =>
+      assertMatchesDocument(contract, 'GET', '/accounts/{name}/keys', answer('{"keys":[{"id":1}],"nextCursor":null}')),
+    );
     assert.throws(() => assertMatchesDocument(contract, 'GET', '/status', answer('{}', 418)));
   });
 
@@ -186,7 +189,7 @@ describeEachBackend('the admin API', (backend) => {
     const { key, id } = await newKey(name);
     assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
     assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
-    const listed = ok<{ accounts: Account[] }>(await admin('/admin/v1/accounts')).accounts;
+    const listed = ok<{ accounts: Account[] }>(await admin(`/admin/v1/accounts?q=${name}`)).accounts;
     const mine = listed.find((account) => account.name === name);
     assert.ok(mine, `${name} is listed`);
     assert.deepEqual(mine.keys, { total: 1, active: 1 });
@@ -198,6 +201,118 @@ describeEachBackend('the admin API', (backend) => {
     );
     assert.deepEqual(shown.today, { used: 2, limit: 50 });
     assertError(await admin('/admin/v1/accounts/nobody-here'), 404, 'not_found', 'nobody-here');
+  });
+
+  /** Every page of a list, following nextCursor from `path` (which has a query already). */
+  async function everyPage<T>(path: string, items: 'accounts' | 'keys'): Promise<{ pages: T[][]; cursors: string[] }> {
+    const pages: T[][] = [];
+    const cursors: string[] = [];
+    for (let cursor: string | null = null; pages.length === 0 || cursor !== null;) {
+      const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
+      const page = ok<Record<typeof items, T[]> & { nextCursor: string | null }>(await admin(`${path}${suffix}`));
+      pages.push(page[items]);
+      cursor = page.nextCursor;
+      if (cursor !== null) cursors.push(cursor);
+      assert.ok(pages.length <= 100, 'the pages end');
+    }
+    return { pages, cursors };
+  }
+
+  const namesOf = (accounts: readonly Account[]): string[] => accounts.map((account) => account.name);
+
+  it('GET /accounts: q finds names by a substring in any case, wildcards as themselves', async () => {
+    const stem = `Find-${process.pid}-${++unique}`;
+    const names = ['alpha', 'ALPHA.two', 'a_b', 'axb', 'x.y'].map((end) => `${stem}-${end}`);
+    for (const name of names)
+      ok(await admin('/admin/v1/accounts', { method: 'POST', json: { name, plan: 'free' } }), 201);
+    const found = async (q: string): Promise<string[]> =>
+      namesOf(ok<{ accounts: Account[] }>(await admin(`/admin/v1/accounts?q=${encodeURIComponent(q)}`)).accounts);
+    assert.deepEqual(await found(stem.toLowerCase()), names, 'in any case, oldest first');
+    assert.deepEqual(await found(`${stem}-Alpha`), names.slice(0, 2));
+    assert.deepEqual(await found(`${stem}-a_b`), [`${stem}-a_b`], '_ is no wildcard');
+    assert.deepEqual(await found(`${stem}-a%b`), [], '% is none either');
+    assert.deepEqual(await found(`${stem}-a\\_b`), [], '\\ escapes nothing');
+    assert.deepEqual(await found(`${stem}-a*`), []);
+    assert.deepEqual(await found(`${stem}-x.y`), [`${stem}-x.y`]);
+    const all = ok<{ accounts: Account[] }>(await admin('/admin/v1/accounts?q=')).accounts;
+    assert.ok(all.length >= names.length, 'an empty q finds every account');
+    assertError(await admin(`/admin/v1/accounts?q=${'x'.repeat(65)}`), 400, 'invalid_query', "'q'", '64');
+    assertError(await admin('/admin/v1/accounts?q=a&q=b'), 400, 'invalid_query', "'q'");
+  });
+
+  it('GET /accounts: limit and cursor page through them, oldest first, without a repeat or a gap', async () => {
+    const stem = `page-${process.pid}-${++unique}`;
+    const create = async (count: number): Promise<string[]> => {
+      const made: string[] = [];
+      for (let index = 0; index < count; index += 1) {
+        const name = `${stem}-${String(index).padStart(2, '0')}-${Math.random().toString(36).slice(2, 6)}`;
+        ok(await admin('/admin/v1/accounts', { method: 'POST', json: { name, plan: 'free' } }), 201);
+        made.push(name);
+      }
+      return made;
+    };
+    const names = await create(51);
+    const byDefault = await everyPage<Account>(`/admin/v1/accounts?q=${stem}`, 'accounts');
+    assert.deepEqual(
+      byDefault.pages.map((page) => page.length),
+      [50, 1],
+      'a page holds 50 by default',
+    );
+    assert.deepEqual(namesOf(byDefault.pages.flat()), names);
+
+    const bySeventeens = await everyPage<Account>(`/admin/v1/accounts?q=${stem}&limit=17`, 'accounts');
+    assert.deepEqual(
+      bySeventeens.pages.map((page) => page.length),
+      [17, 17, 17],
+      'no empty page after a full last one',
+    );
+    assert.deepEqual(namesOf(bySeventeens.pages.flat()), names);
+    assert.equal(new Set(bySeventeens.cursors).size, 2);
+
+    // A cursor stays good, with any limit: an account created after it was given comes on a later page.
+    const [later] = await create(1);
+    const cursor = bySeventeens.cursors[1];
+    const rest = ok<{ accounts: Account[]; nextCursor: string | null }>(
+      await admin(`/admin/v1/accounts?q=${stem}&limit=18&cursor=${cursor}`),
+    );
+    assert.deepEqual(namesOf(rest.accounts), [...names.slice(34), later]);
+    assert.equal(rest.nextCursor, null);
+    ok(await admin('/admin/v1/accounts?limit=200'), 200);
+
+    const keysCursor = Buffer.from('k1.1.key_a').toString('base64url');
+    for (const bad of ['nope', `${cursor}~`, keysCursor, Buffer.from('a1.0').toString('base64url'), '%E2%80']) {
+      assertError(await admin(`/admin/v1/accounts?cursor=${bad}`), 400, 'invalid_query', "'cursor'");
+    }
+    for (const limit of ['0', '201', 'ten', '1.5']) {
+      assertError(await admin(`/admin/v1/accounts?limit=${limit}`), 400, 'invalid_query', "'limit'");
+    }
+  });
+
+  it("GET /accounts/{name}/keys: limit and cursor page through its keys in the account's order", async () => {
+    clock.set(MID);
+    const name = await newAccount();
+    // Three in the same millisecond: their ids order them.
+    for (let made = 0; made < 3; made += 1) await newKey(name);
+    clock.advance(1000);
+    await newKey(name);
+    clock.set(MID);
+    const shown = ok<Account & { keys: Key[] }>(await admin(`/admin/v1/accounts/${name}`)).keys;
+    const paged = await everyPage<Key>(`/admin/v1/accounts/${name}/keys?limit=3`, 'keys');
+    assert.deepEqual(
+      paged.pages.map((page) => page.length),
+      [3, 1],
+    );
+    assert.deepEqual(paged.pages.flat(), shown);
+    const ones = await everyPage<Key>(`/admin/v1/accounts/${name}/keys?limit=1`, 'keys');
+    assert.deepEqual(ones.pages.flat(), shown);
+    const whole = ok<{ keys: Key[]; nextCursor: string | null }>(await admin(`/admin/v1/accounts/${name}/keys`));
+    assert.deepEqual(whole, { keys: shown, nextCursor: null });
+
+    const accountsCursor = Buffer.from('a1.1').toString('base64url');
+    for (const bad of ['nope', accountsCursor, Buffer.from('k1.1.key/x').toString('base64url')]) {
+      assertError(await admin(`/admin/v1/accounts/${name}/keys?cursor=${bad}`), 400, 'invalid_query', "'cursor'");
+    }
+    assertError(await admin(`/admin/v1/accounts/${name}/keys?limit=201`), 400, 'invalid_query', "'limit'");
   });
 
   it('POST /accounts refuses bad input with 400 and a taken name with 409', async () => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { UsageCount } from '../../src/storage/store.ts';
@@ -23,13 +24,15 @@ import { freePort, startServerProcess, type ServerProcess } from '../support/ser
  * to storage as the flusher writes it, so that the charts have hours and days to draw besides the
  * current one: what they show must be exactly that history plus the requests the test makes.
  *
- * The screenshots of the overview and the account page go to CONSOLE_SCREENSHOT_DIR (a temporary
- * directory when unset); docs/images holds the ones docs/operations.md shows.
+ * With CONSOLE_SCREENSHOTS=1 the run saves screenshots of the overview, the accounts and an account
+ * in docs/images, where docs/operations.md shows them; without it, it takes none.
  */
 const CHROMIUM = '/usr/bin/chromium';
 const HOST = 'petstore-operator.test';
 const ACCOUNT = 'console-shop';
 const NEIGHBOUR = 'harbor-pets';
+/** The account the console creates. */
+const NEWCOMER = 'Console-newcomer';
 /** Small enough to reach a 429 and then a ban in a handful of requests. */
 const PER_MINUTE = 5;
 
@@ -69,11 +72,14 @@ async function cli(args: string[], env: Record<string, string>): Promise<string>
   return result.stdout;
 }
 
-function screenshotDir(): string {
-  const chosen = process.env.CONSOLE_SCREENSHOT_DIR;
-  const dir = chosen === undefined || chosen === '' ? mkdtempSync(join(tmpdir(), 'console-shots-')) : resolve(chosen);
-  mkdirSync(dir, { recursive: true });
-  return dir;
+const SCREENSHOTS =
+  process.env.CONSOLE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : undefined;
+
+/** The page (or a part of it) as docs/operations.md shows it, saved only when CONSOLE_SCREENSHOTS=1. */
+async function screenshot(shown: Page | Locator, name: string): Promise<void> {
+  if (SCREENSHOTS === undefined) return;
+  const path = join(SCREENSHOTS, name);
+  await ('goto' in shown ? shown.screenshot({ path, fullPage: true }) : shown.screenshot({ path }));
 }
 
 describe('the operator console in a browser', { skip: missing }, () => {
@@ -81,7 +87,10 @@ describe('the operator console in a browser', { skip: missing }, () => {
   let server: ServerProcess;
   let browser: Browser;
   let operatorOrigin: string;
-  /** The listener by its loopback address, as a script on the machine calls it. */
+  /**
+   * The listener by its loopback address, as a script on the machine calls it; a page there is a
+   * secure context (the Clipboard API's).
+   */
   let operatorDirect: string;
   let operatorToken: string;
   let keyA: { key: string; id: string };
@@ -89,7 +98,6 @@ describe('the operator console in a browser', { skip: missing }, () => {
   let history: EarlierTraffic;
   /** The requests the test made on the public port, by outcome, as the usage tally counts them. */
   const live = outcomeCounts();
-  const shots = screenshotDir();
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'console-browser-'));
@@ -250,6 +258,8 @@ describe('the operator console in a browser', { skip: missing }, () => {
       // The overview: requests per hour by outcome, drawn by uPlot.
       const chart = page.locator('.chart[data-total]');
       await chart.locator('canvas').waitFor();
+      // The pointer off the chart: its legend shows the period's totals.
+      await page.mouse.move(0, 0);
       const totals = await outcomeTotals(chart);
       for (const outcome of ['2xx', '4xx', '429', 'banned'] as const) assert.ok(live[outcome] > 0, outcome);
       const week = sumCounts(history.since(await hourly), live);
@@ -259,7 +269,7 @@ describe('the operator console in a browser', { skip: missing }, () => {
       assert.match(await page.locator('[data-stat="refused"]').innerText(), /^[1-9]/);
       assert.equal(await page.locator('[data-stat="active-bans"]').innerText(), '1');
       await page.locator('table.status').waitFor();
-      await page.screenshot({ path: join(shots, 'console-overview.png'), fullPage: true });
+      await screenshot(page, 'console-overview.png');
 
       // The accounts, each with today's use against its limit.
       await page.click('nav a[href="/console/accounts"]');
@@ -281,7 +291,7 @@ describe('the operator console in a browser', { skip: missing }, () => {
       assert.equal(await rowA.getAttribute('data-state'), 'banned');
       assert.equal(await rowB.getAttribute('data-state'), 'active');
       await page.locator('tr[data-key] td.mono').first().waitFor();
-      await page.screenshot({ path: join(shots, 'console-account.png'), fullPage: true });
+      await screenshot(page, 'console-account.png');
 
       // Revoke: key B is refused on the public port within a second.
       const revoked = page.waitForResponse((answer) => answer.url().endsWith(`/admin/v1/keys/${keyB.id}/revoke`));
@@ -312,6 +322,203 @@ describe('the operator console in a browser', { skip: missing }, () => {
       assert.deepEqual(problems, []);
     } finally {
       await context.close();
+    }
+  });
+
+  /** A page of a new context, logged in at `origin`. */
+  async function loggedIn(origin: string, options: BrowserContextOptions = {}): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+    const page = await context.newPage();
+    await page.goto(`${origin}/console/login`);
+    await page.fill('#token', operatorToken);
+    await Promise.all([page.waitForURL(`${origin}/console`), page.click('button[type=submit]')]);
+    return page;
+  }
+
+  it('creates an account, issues a key, changes the plan, searches and pages, switches ranges, saves CSV', async () => {
+    const page = await loggedIn(operatorOrigin);
+    await watchCspViolations(page);
+    await page.reload();
+    // The overview's answers all in, so that leaving it cuts none short.
+    await Promise.all(
+      ['table.status', '[data-stat="active-bans"]', '.history canvas'].map((at) => page.locator(at).waitFor()),
+    );
+    const problems = watchProblems(page);
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.accept();
+    });
+    try {
+      // A new account, made on the accounts page, opens its own page.
+      await page.click('nav a[href="/console/accounts"]');
+      await page.locator(`[data-query=""] tr[data-account="${ACCOUNT}"]`).waitFor();
+      await screenshot(page, 'console-accounts.png');
+      await page.fill('#new-account-name', NEWCOMER);
+      await page.selectOption('#new-account-plan', 'pro');
+      assert.equal(await page.locator('#new-account-perMinute').isVisible(), false, 'limits are for enterprise only');
+      await Promise.all([
+        page.waitForURL(`${operatorOrigin}/console/accounts/${NEWCOMER}`),
+        page.click('#new-account button[type=submit]'),
+      ]);
+      assert.match(dialogs.at(-1) ?? '', new RegExp(`Create the account ${NEWCOMER} on the pro plan`));
+      assert.equal(await page.locator('[data-stat="plan"]').innerText(), 'pro');
+
+      // A key, shown once in a read-only field, works on the public port.
+      await page.click('#issue-key button[type=submit]');
+      const field = page.locator('#new-key');
+      await field.waitFor();
+      const key = await field.inputValue();
+      assert.match(key, /^pst_[0-9A-Za-z]{36}$/);
+      assert.equal(await field.getAttribute('readonly'), '');
+      const keyId = (await field.getAttribute('data-key-id')) ?? '';
+      await page.locator(`tr[data-key="${keyId}"][data-state="active"]`).waitFor();
+      // Plain HTTP to a name other than the loopback's: no Clipboard API, so Copy selects the key.
+      await page.click('[data-action="copy"]');
+      assert.match(await page.locator('.new-key [role="status"]').innerText(), /Selected/);
+      assert.deepEqual(
+        await field.evaluate((input: { selectionStart: number; selectionEnd: number; value: string }) => [
+          input.selectionStart,
+          input.selectionEnd,
+          input.value.length,
+        ]),
+        [0, key.length, key.length],
+      );
+      await screenshot(page.locator('section.panel', { has: page.locator('#issue-key') }), 'console-new-key.png');
+      const served = await request(server, '/v1/pets', { key });
+      assert.equal(served.status, 200);
+      assert.equal(served.headers.get('x-ratelimit-limit'), '300', "the pro plan's 300 a minute");
+      let sent = 1;
+      await page.click('[data-action="dismiss"]');
+      assert.equal(await field.count(), 0);
+      assert.equal((await page.content()).includes(key), false, 'the key is not shown again');
+
+      // The plan and its limits, changed here, apply on the public port within a second.
+      await page.selectOption('#plan-change-plan', 'enterprise');
+      await page.fill('#plan-change-perMinute', '50');
+      await page.fill('#plan-change-perDay', '500');
+      const changed = page.waitForResponse((answer) => answer.url().endsWith(`/admin/v1/accounts/${NEWCOMER}/plan`));
+      await page.click('#plan-form button[type=submit]');
+      assert.equal((await changed).status(), 200);
+      await page.locator('[data-stat="plan"]', { hasText: 'enterprise' }).waitFor();
+      const deadline = Date.now() + 3000;
+      for (;;) {
+        const answer = await request(server, '/v1/pets', { key });
+        sent += 1;
+        assert.equal(answer.status, 200);
+        if (answer.headers.get('x-ratelimit-limit') === '50') {
+          assert.equal(answer.headers.get('ratelimit-policy'), '"minute";q=50;w=60, "day";q=500;w=86400');
+          break;
+        }
+        assert.ok(Date.now() < deadline, `still ${answer.headers.get('x-ratelimit-limit')} a minute`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+
+      // The last 24 hours by hour, then the last 90 days by day; each range's CSV is what the chart shows.
+      const chart = page.locator('.history .chart[data-total]');
+      const day = await showRange(page, '24h', 'hour');
+      assert.equal(await page.locator('.history h2').innerText(), 'Requests per hour, last 24 hours');
+      assert.equal(day.from, new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 23 * HOUR_MS).toISOString());
+      await untilChartTotal(chart, sent);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-action="csv"]')]);
+      assert.equal(download.suggestedFilename(), `usage-${NEWCOMER}-24h-${day.from.slice(0, 10)}.csv`);
+      const csv = readFileSync(await download.path(), 'utf8').split('\r\n');
+      assert.equal(csv[0], 'at,operation,outcome,count');
+      assert.equal(csv.at(-1), '', 'each row ends with CRLF');
+      const listed = csv.slice(1, -1).map((row) => row.split(','));
+      for (const [at] of listed) assert.match(at ?? '', /^\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/);
+      const listPets = listed.filter(([, operation, outcome]) => operation === 'listPets' && outcome === '2xx');
+      assert.equal(
+        listPets.reduce((total, [, , , count]) => total + Number(count), 0),
+        sent,
+        csv.join('\n'),
+      );
+      const quarter = await showRange(page, '90d', 'day');
+      assert.equal(await page.locator('.history h2').innerText(), 'Requests per day, last 90 days');
+      assert.equal(quarter.from, new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS - 89 * DAY_MS).toISOString());
+      assert.equal(Number(await chart.getAttribute('data-total')), sum(quarter));
+      assert.equal(await page.locator('[data-range="90d"]').getAttribute('aria-pressed'), 'true');
+
+      // The accounts searched by a part of their names, in any case; the search stays in the address.
+      await page.goto(`${operatorOrigin}/console/accounts`);
+      await page.fill('#account-search', 'CONSOLE-');
+      await page.press('#account-search', 'Enter');
+      const found = page.locator('[data-query="CONSOLE-"] tr[data-account]');
+      await found.first().waitFor();
+      assert.deepEqual(await found.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-account'))), [
+        ACCOUNT,
+        NEWCOMER,
+      ]);
+      assert.equal(new URL(page.url()).searchParams.get('q'), 'CONSOLE-');
+      await page.fill('#account-search', 'no-such-account');
+      await page.locator('[data-query="no-such-account"] .empty').waitFor();
+
+      // A page at a time, oldest first, forward and back.
+      await page.goto(`${operatorOrigin}/console/accounts?limit=2`);
+      const rows = async (pageNumber: number): Promise<(string | null)[]> => {
+        const shown = page.locator(`[data-page="${pageNumber}"] tr[data-account]`);
+        await shown.first().waitFor();
+        return shown.evaluateAll((found) => found.map((row) => row.getAttribute('data-account')));
+      };
+      assert.deepEqual(await rows(1), [ACCOUNT, NEIGHBOUR]);
+      assert.equal(await page.locator('[data-action="previous"]').isDisabled(), true);
+      await page.click('[data-action="next"]');
+      assert.deepEqual(await rows(2), [NEWCOMER]);
+      assert.equal(await page.locator('[data-action="next"]').isDisabled(), true);
+      await page.click('[data-action="previous"]');
+      assert.deepEqual(await rows(1), [ACCOUNT, NEIGHBOUR]);
+
+      // The overview's chart switches range too.
+      await page.click('nav a[href="/console"]');
+      await page.locator('.history .chart[data-total] canvas').waitFor();
+      const month = await showRange(page, '30d', 'day');
+      const monthChart = page.locator('.history .chart[data-total]');
+      assert.equal(Number(await monthChart.getAttribute('data-total')), sum(month));
+
+      // One legend: the totals, or the counts of the day pointed at; none of uPlot's own.
+      assert.equal(await page.locator('.u-legend').count(), 0);
+      const box = await monthChart.locator('.u-over').boundingBox();
+      assert.ok(box !== null);
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      const legend = page.locator('.history .totals');
+      await page.locator('.history .totals[data-at]').waitFor();
+      const pointed = await legend.locator('.caption').innerText();
+      assert.match(pointed, /^\d{4}-\d\d-\d\d$/);
+      const okThatDay = month.points
+        .filter((point) => point.at === `${pointed}T00:00:00.000Z` && point.outcome === '2xx')
+        .reduce((total, point) => total + point.count, 0);
+      const shown2xx = async (): Promise<number> =>
+        Number((await legend.locator('[data-outcome="2xx"] strong').innerText()).replaceAll(',', ''));
+      assert.equal(await shown2xx(), okThatDay);
+      await page.mouse.move(0, 0);
+      await page.locator('.history .totals:not([data-at])').waitFor();
+      assert.equal(await legend.locator('.caption').innerText(), 'Total');
+      assert.equal(await shown2xx(), Number(await monthChart.getAttribute('data-total-2xx')));
+
+      assert.ok(dialogs.length === 1, `one confirmation, of the creation: ${dialogs.join(' | ')}`);
+      assert.deepEqual(await cspViolations(page), []);
+      assert.deepEqual(problems, []);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('copies a new key with the Clipboard API where the page may use it', async () => {
+    const page = await loggedIn(operatorDirect, { permissions: ['clipboard-read', 'clipboard-write'] });
+    try {
+      await page.goto(`${operatorDirect}/console/accounts/${NEWCOMER}`);
+      await page.selectOption('#new-key-expiry', '30d');
+      await page.click('#issue-key button[type=submit]');
+      const field = page.locator('#new-key');
+      await field.waitFor();
+      assert.match(await page.locator('.new-key').innerText(), /expires \d{4}-\d\d-\d\d/);
+      await page.click('[data-action="copy"]');
+      await page.locator('.new-key [role="status"]', { hasText: 'Copied.' }).waitFor();
+      const copied = await page.evaluate(() => (globalThis as unknown as Clipboardish).navigator.clipboard.readText());
+      assert.equal(copied, await field.inputValue());
+      assert.equal((await request(server, '/v1/pets', { key: copied })).status, 200);
+    } finally {
+      await page.context().close();
     }
   });
 });
@@ -433,6 +640,44 @@ async function writeEarlierTraffic(
     };
   } finally {
     await store.close();
+  }
+}
+
+interface History {
+  readonly from: string;
+  readonly points: readonly { readonly at: string; readonly outcome: string; readonly count: number }[];
+}
+
+/** What the page script sees of the browser's clipboard. */
+interface Clipboardish {
+  readonly navigator: { readonly clipboard: { readText(): Promise<string> } };
+}
+
+function sum(history: History): number {
+  return history.points.reduce((total, point) => total + point.count, 0);
+}
+
+/** Clicks the range's button and gives the history it fetched, once its chart is drawn. */
+async function showRange(page: Page, range: string, granularity: 'hour' | 'day'): Promise<History> {
+  const [answer] = await Promise.all([
+    page.waitForResponse((response) => response.url().includes(`/usage/history?granularity=${granularity}&`)),
+    page.click(`[data-range="${range}"]`),
+  ]);
+  const history = (await answer.json()) as History;
+  await page.locator(`.history [data-range="${range}"][aria-pressed="true"]`).waitFor();
+  await page.locator('.history .chart[data-total] canvas').waitFor();
+  return history;
+}
+
+/** Waits until the chart counts `expected` requests: its range is fetched again until it does. */
+async function untilChartTotal(chart: Locator, expected: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const total = Number(await chart.getAttribute('data-total'));
+    if (total === expected) return;
+    assert.ok(Date.now() < deadline, `the chart counts ${total}, not ${expected}`);
+    await chart.page().click('.history [aria-pressed="true"]');
+    await chart.page().waitForTimeout(100);
   }
 }
 

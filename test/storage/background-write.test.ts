@@ -171,6 +171,7 @@ describe('KeyVerifier keeps what it could not write', () => {
       create: unused,
       findById: (): Promise<ApiKeyRecord | undefined> => unused(),
       listForAccount: unused,
+      pageForAccount: unused,
       revoke: unused,
     };
     return store;

@@ -4,7 +4,7 @@ import { ConflictError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import type { PetRecord, PetStatus } from '../../src/domain/pet.ts';
-import type { Store } from '../../src/storage/store.ts';
+import type { AccountRecord, ApiKeyRecord, Store } from '../../src/storage/store.ts';
 import { backends, pgBouncerBackend } from '../support/backends.ts';
 
 /**
@@ -244,6 +244,42 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         assert.equal(await fresh.accounts.setPlan('gamma', 'pro', null, null), undefined);
       });
 
+      it('pages accounts by id and finds names by a substring in any case, wildcards as themselves', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        const names = ['Shop-One', 'shop_two', 'SHOPxtwo', 'other', 'Shop.Three'];
+        const made: AccountRecord[] = [];
+        for (const each of names)
+          made.push(await fresh.accounts.create({ name: each, plan: 'free', perMinute: null, perDay: null }, NOW));
+        const page = (nameContains: string | undefined, afterId = 0, limit = 10) =>
+          fresh.accounts.page({ nameContains, afterId, limit }).then((found) => found.map((account) => account.name));
+
+        assert.deepEqual(
+          await fresh.accounts.page({ nameContains: undefined, afterId: 0, limit: 2 }),
+          made.slice(0, 2),
+        );
+        assert.deepEqual(await page(undefined, made[1]?.id), names.slice(2));
+        assert.deepEqual(await page(undefined, made[4]?.id), []);
+        assert.deepEqual(await page(undefined, 0, 0), []);
+        assert.deepEqual(await page(''), names);
+        assert.deepEqual(await page('shop'), ['Shop-One', 'shop_two', 'SHOPxtwo', 'Shop.Three']);
+        assert.deepEqual(await page('shop', made[1]?.id, 1), ['SHOPxtwo']);
+        assert.deepEqual(await page('P_T'), ['shop_two'], '_ is no wildcard');
+        assert.deepEqual(await page('p.t'), ['Shop.Three'], '. is none either');
+        assert.deepEqual(await page('p%t'), [], '% is no wildcard');
+        assert.deepEqual(await page('p\\_t'), [], '\\ escapes nothing');
+        assert.deepEqual(await page('%'), []);
+      });
+
+      it('counts the keys of the accounts asked for only', async () => {
+        const [a, b] = [await newAccountId(), await newAccountId()];
+        await store.keys.create({ id: name('kid'), accountId: a, hash: name('hash'), expiresAt: null }, NOW);
+        await store.keys.create({ id: name('kid'), accountId: b, hash: name('hash'), expiresAt: NOW }, NOW);
+        const stats = await store.accounts.keyStats(NOW + 1, [b]);
+        assert.deepEqual([...stats], [[b, { total: 1, active: 0, lastUsedAt: null }]]);
+        assert.deepEqual(await store.accounts.keyStats(NOW, []), new Map());
+      });
+
       it('rejects a taken name with ConflictError and keeps the first account', async () => {
         const taken = name('taken');
         const first = await store.accounts.create({ name: taken, plan: 'pro', perMinute: null, perDay: null }, NOW);
@@ -304,6 +340,39 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         assert.equal(principal?.plan, 'enterprise');
         assert.equal(principal?.perMinute, 10);
         assert.equal(principal?.perDay, 20);
+      });
+
+      it("pages an account's keys in the order of listForAccount: creation, then id in byte order", async () => {
+        const accountId = await newAccountId();
+        const stem = name('kid');
+        // One creation time for three: the ids decide, upper case before lower as in bytes.
+        for (const [id, at] of [
+          [`${stem}-a`, NOW],
+          [`${stem}-B`, NOW],
+          [`${stem}-C`, NOW],
+          [`${stem}-0`, NOW + 1],
+        ] as const)
+          await store.keys.create({ id, accountId, hash: name('hash'), expiresAt: null }, at);
+        const listed = await store.keys.listForAccount(accountId);
+        assert.deepEqual(
+          listed.map((key) => key.id),
+          [`${stem}-B`, `${stem}-C`, `${stem}-a`, `${stem}-0`],
+        );
+        const paged: ApiKeyRecord[] = [];
+        let after: { createdAt: number; id: string } | undefined;
+        for (;;) {
+          const page = await store.keys.pageForAccount({ accountId, after, limit: 1 });
+          if (page.length === 0) break;
+          paged.push(...page);
+          const last = page.at(-1);
+          after = last && { createdAt: last.createdAt, id: last.id };
+        }
+        assert.deepEqual(paged, listed);
+        assert.deepEqual(
+          await store.keys.pageForAccount({ accountId, after: undefined, limit: 3 }),
+          listed.slice(0, 3),
+        );
+        assert.deepEqual(await store.keys.pageForAccount({ accountId: accountId + 1_000_000, after, limit: 5 }), []);
       });
 
       it('revokes a key once: revoking again keeps the first time; unknown keys report false', async () => {

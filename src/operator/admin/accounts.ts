@@ -2,7 +2,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
 import { AccountPresenter } from './account-presenter.ts';
-import { AccountParams, AccountRef, NewAccountBody, PlanChangeBody, refs } from './admin-schemas.ts';
+import { accountCursor, afterAccount, nextCursor } from './admin-cursors.ts';
+import {
+  AccountParams,
+  AccountRef,
+  AccountsQuery,
+  ADMIN_PAGE_LIMIT,
+  NewAccountBody,
+  PlanChangeBody,
+  refs,
+} from './admin-schemas.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
 
 type Needs = Pick<AdminRouteOptions, 'accounts' | 'clock' | 'limiter'>;
@@ -19,14 +28,21 @@ export const accountRoutes: FastifyPluginAsync<Needs> = async (untyped, options)
       schema: {
         operationId: 'listAccounts',
         tags: ['accounts'],
-        summary: 'Every account',
-        response: { 200: adminAnswer('Every account, oldest first.', refs.Accounts), ...adminErrors() },
+        summary: 'Accounts, a page at a time',
+        description:
+          'Oldest first. `q` keeps the accounts whose name contains it, in any case. `nextCursor` is the ' +
+          'cursor of the next page (null on the last); pass it with the same `q` and `limit`. A cursor stays ' +
+          'valid: accounts created meanwhile come on a later page, never twice.',
+        querystring: AccountsQuery,
+        response: { 200: adminAnswer('A page of accounts, oldest first.', refs.Accounts), ...adminErrors(400) },
       },
     },
-    async (_request, reply) => {
-      const listed = await accounts.listAccountsWithKeys();
+    async (request, reply) => {
+      const { q, limit = ADMIN_PAGE_LIMIT.default, cursor } = request.query;
+      const page = await accounts.pageAccounts({ nameContains: q, afterId: afterAccount(cursor), limit });
       return reply.send({
-        accounts: await Promise.all(listed.map(({ account, keys }) => present.account(account, keys))),
+        accounts: await Promise.all(page.items.map(({ account, keys }) => present.account(account, keys))),
+        nextCursor: nextCursor(page, ({ account }) => accountCursor(account.id)),
       });
     },
   );

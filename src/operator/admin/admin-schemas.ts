@@ -116,14 +116,21 @@ export const AccountDetailSchema = Type.Object(
 );
 export type AdminAccountDetail = Static<typeof AccountDetailSchema>;
 
+const NextCursor = Type.Union([Type.String(), Type.Null()], {
+  description: 'Pass it as `cursor`, with the same other parameters, for the next page; null on the last page.',
+});
+
 export const AccountsSchema = Type.Object(
-  { accounts: Type.Array(AccountRef, { description: 'Every account, oldest first.' }) },
+  {
+    accounts: Type.Array(AccountRef, { description: 'A page of accounts, oldest first.' }),
+    nextCursor: NextCursor,
+  },
   { $id: 'Accounts', additionalProperties: false },
 );
 export type AdminAccounts = Static<typeof AccountsSchema>;
 
 export const KeysSchema = Type.Object(
-  { keys: Type.Array(KeyRef, { description: 'Oldest first.' }) },
+  { keys: Type.Array(KeyRef, { description: 'A page of keys, oldest first.' }), nextCursor: NextCursor },
   { $id: 'Keys', additionalProperties: false },
 );
 
@@ -420,3 +427,48 @@ export const TopQuery = Type.Object({
     }),
   ),
 });
+
+/** The size of a page of an admin list: the bounds validate `limit`, and its description states them. */
+export const ADMIN_PAGE_LIMIT = { minimum: 1, maximum: 200, default: 50 } as const;
+const PAGE_LIMIT_RANGE = `${ADMIN_PAGE_LIMIT.minimum} to ${ADMIN_PAGE_LIMIT.maximum}`;
+
+const pageFields = {
+  limit: Type.Optional(
+    Type.Integer({
+      ...ADMIN_PAGE_LIMIT,
+      description: `Most items, ${PAGE_LIMIT_RANGE}; ${ADMIN_PAGE_LIMIT.default} when absent.`,
+      'x-expectation': `an integer from ${PAGE_LIMIT_RANGE}`,
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'Opaque position: the `nextCursor` of the previous page, unchanged.',
+      'x-expectation': 'the nextCursor of the previous page',
+    }),
+  ),
+};
+
+/** Account names are at most 64 characters: a longer search matches none. */
+const SEARCH_MAX = 64;
+
+export const AccountsQuery = Type.Object({
+  q: Type.Optional(
+    Type.String({
+      maxLength: SEARCH_MAX,
+      description:
+        'Only accounts whose name contains this text, in any case (`acme` finds `Acme-EU`); `%` and `_` are ' +
+        'matched as themselves. Empty or absent: every account.',
+      'x-expectation': `at most ${SEARCH_MAX} characters`,
+    }),
+  ),
+  ...pageFields,
+});
+
+export const KeysQuery = Type.Object(pageFields);
+
+/** The request bodies as the console sends them. */
+export type AdminNewAccount = Static<typeof NewAccountBody>;
+export type AdminPlanChange = Static<typeof PlanChangeBody>;
+export type AdminNewKey = Static<typeof NewKeyBody>;

@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { parseDuration } from '../../domain/duration.ts';
 import { ValidationError } from '../../errors.ts';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
-import { AccountParams, KeyIdParams, KeyRef, NewKeyBody, refs } from './admin-schemas.ts';
+import { afterKey, keyCursor, nextCursor } from './admin-cursors.ts';
+import { AccountParams, ADMIN_PAGE_LIMIT, KeyIdParams, KeyRef, KeysQuery, NewKeyBody, refs } from './admin-schemas.ts';
 import { keyElement } from './admin-views.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
 
@@ -20,15 +21,24 @@ export const keyRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
       schema: {
         operationId: 'listKeys',
         tags: ['keys'],
-        summary: "An account's keys",
+        summary: "An account's keys, a page at a time",
+        description:
+          'Oldest first. `nextCursor` is the cursor of the next page (null on the last); pass it with the same ' +
+          '`limit`.',
         params: AccountParams,
-        response: { 200: adminAnswer('Its keys, oldest first.', refs.Keys), ...adminErrors(400, 404) },
+        querystring: KeysQuery,
+        response: { 200: adminAnswer('A page of its keys, oldest first.', refs.Keys), ...adminErrors(400, 404) },
       },
     },
     async (request, reply) => {
+      const { limit = ADMIN_PAGE_LIMIT.default, cursor } = request.query;
+      const after = afterKey(cursor);
+      const page = await accounts.pageKeys(request.params.name, { after, limit });
       const now = clock.now();
-      const keys = await accounts.listKeys(request.params.name);
-      return reply.send({ keys: keys.map((key) => keyElement(key, now)) });
+      return reply.send({
+        keys: page.items.map((key) => keyElement(key, now)),
+        nextCursor: nextCursor(page, keyCursor),
+      });
     },
   );
 

@@ -1,5 +1,6 @@
 // @ts-check
 /* global uPlot, document, window, fetch, location, confirm, queueMicrotask, HTMLElement */
+/* global navigator, history, setTimeout, clearTimeout, URL, URLSearchParams, Blob */
 // The operator console in the browser (served as is by src/operator/console/console-routes.ts). The
 // pages allow no inline script or style: everything is built here from the admin API's answers, and
 // every text from them goes into the page as text (textContent, text nodes), never as markup.
@@ -12,6 +13,7 @@
  * @import { AdminAccount, AdminAccountDetail, AdminAccountUsage, AdminAccounts } from '../admin/admin-schemas.ts'
  * @import { AdminBans, AdminDeprecatedCallers, AdminError, AdminHistory, AdminKey } from '../admin/admin-schemas.ts'
  * @import { AdminStatus, AdminTopAccounts } from '../admin/admin-schemas.ts'
+ * @import { AdminCreatedKey, AdminNewAccount, AdminNewKey, AdminPlanChange } from '../admin/admin-schemas.ts'
  * @import { ConsolePage } from './console-page-table.ts'
  */
 
@@ -304,16 +306,34 @@ function outcomeChart(history) {
   const daily = history.granularity === 'day';
   const chart = el('div', { class: 'chart', 'data-total': total });
   OUTCOMES.forEach((outcome, index) => chart.setAttribute(`data-total-${outcome}`, String(totals[index])));
+  const caption = el('li', { class: 'caption' }, 'Total');
+  const values = OUTCOMES.map((_outcome, index) => el('strong', {}, count(totals[index])));
   const legend = el(
     'ul',
-    { class: 'totals', 'aria-label': 'Requests in this period by outcome' },
+    { class: 'totals', 'aria-label': 'Requests by outcome: in the whole period, or in the hour or day pointed at' },
+    caption,
     OUTCOMES.map((outcome, index) => {
       const swatch = el('span', { class: 'swatch' });
       // A style set through the DOM, not an inline style attribute: the page's policy allows it.
       swatch.style.backgroundColor = OUTCOME_COLORS[outcome];
-      return el('li', { 'data-outcome': outcome }, swatch, `${outcome}: `, el('strong', {}, count(totals[index])));
+      return el('li', { 'data-outcome': outcome }, swatch, `${outcome}: `, values[index]);
     }),
   );
+  /**
+   * The chart's one legend: the period's totals, or the counts of the hour or day under the pointer
+   * (uPlot's own legend is off: beside this one it showed only dashes until pointed at).
+   * @param {number | null | undefined} index
+   */
+  const showAt = (index) => {
+    const pointed = typeof index === 'number' && index >= 0 && index < xs.length ? index : undefined;
+    legend.toggleAttribute('data-at', pointed !== undefined);
+    caption.textContent = pointed === undefined ? 'Total' : bucketLabel(xs[pointed] ?? 0, daily);
+    const shown = pointed === undefined ? totals : series.map((counts) => counts[pointed] ?? 0);
+    values.forEach((strong, outcome) => {
+      strong.textContent = count(shown[outcome]);
+    });
+  };
+
   const note = total === 0 ? el('p', { class: 'empty' }, 'No requests in this period.') : null;
   /** @type {Options} */
   const options = {
@@ -321,25 +341,45 @@ function outcomeChart(history) {
     height: CHART_HEIGHT,
     tzDate: utcDate,
     scales: { x: { time: true }, y: { range: (_plot, _min, max) => [0, Math.max(4, max * 1.1)] } },
+    legend: { show: false },
+    hooks: { setCursor: [(plot) => showAt(plot.cursor.idx)] },
     series: [
-      { label: daily ? 'Day (UTC)' : 'Hour (UTC)', value: daily ? '{YYYY}-{MM}-{DD}' : '{YYYY}-{MM}-{DD} {HH}:00' },
+      { label: daily ? 'Day (UTC)' : 'Hour (UTC)' },
       ...OUTCOMES.map((outcome) => ({
         label: outcome,
         stroke: OUTCOME_COLORS[outcome],
         width: 2,
         points: { show: daily },
-        value: (/** @type {unknown} */ _plot, /** @type {number | null} */ value) =>
-          value === null || value === undefined ? '—' : count(value),
       })),
     ],
     // Whole requests only on the y axis.
     axes: [{ values: utcTicks }, { incrs: WHOLE_STEPS, values: (_plot, ticks) => ticks.map((tick) => count(tick)) }],
   };
   // Drawn once the container is in the page, at its width.
-  queueMicrotask(() =>
-    plots.add({ container: chart, plot: new uPlot({ ...options, width: chartWidth(chart) }, data, chart) }),
-  );
+  queueMicrotask(() => {
+    letGoOfDetached();
+    plots.add({ container: chart, plot: new uPlot({ ...options, width: chartWidth(chart) }, data, chart) });
+  });
   return [chart, legend, note];
+}
+
+/**
+ * `2025-06-01 14:00 UTC` for an hour, `2025-06-01` for a day.
+ * @param {number} seconds
+ * @param {boolean} daily
+ */
+function bucketLabel(seconds, daily) {
+  const text = utc(iso(seconds * 1000));
+  return daily ? text.slice(0, 10) : text;
+}
+
+/** Destroys the charts a new rendering took out of the page. */
+function letGoOfDetached() {
+  for (const drawn of plots) {
+    if (drawn.container.isConnected) continue;
+    drawn.plot.destroy();
+    plots.delete(drawn);
+  }
 }
 
 /** @param {HTMLElement} container */
@@ -354,14 +394,463 @@ function chartWidth(container) {
 const plots = new Set();
 
 window.addEventListener('resize', () => {
-  for (const drawn of plots) {
-    if (drawn.container.isConnected) drawn.plot.setSize({ width: chartWidth(drawn.container), height: CHART_HEIGHT });
-    else {
-      drawn.plot.destroy();
-      plots.delete(drawn);
-    }
-  }
+  letGoOfDetached();
+  for (const drawn of plots) drawn.plot.setSize({ width: chartWidth(drawn.container), height: CHART_HEIGHT });
 });
+
+// ——— History ranges and CSV ———
+
+/**
+ * A range of a history chart: `buckets` hours or days, the current one and those before it.
+ * @typedef {object} HistoryRange
+ * @property {'24h' | '7d' | '30d' | '90d'} id
+ * @property {string} label
+ * @property {'hour' | 'day'} granularity
+ * @property {number} buckets
+ * @property {string} span
+ */
+
+/**
+ * The ranges a history chart offers: the last 24 hours or 7 days by hour, the last 30 or 90 days by
+ * day (at most 90 days, the admin API's bound).
+ * @type {readonly HistoryRange[]}
+ */
+const HISTORY_RANGES = [
+  { id: '24h', label: '24 h', granularity: 'hour', buckets: 24, span: 'per hour, last 24 hours' },
+  { id: '7d', label: '7 d', granularity: 'hour', buckets: 7 * 24, span: 'per hour, last 7 days' },
+  { id: '30d', label: '30 d', granularity: 'day', buckets: 30, span: 'per day, last 30 days' },
+  { id: '90d', label: '90 d', granularity: 'day', buckets: 90, span: 'per day, last 90 days' },
+];
+
+/**
+ * The history's query for a range, ending with the current hour or day (the admin API's default `to`).
+ * @param {HistoryRange} range
+ */
+function rangeQuery(range, now = Date.now()) {
+  const step = range.granularity === 'day' ? DAY_MS : HOUR_MS;
+  const from = Math.floor(now / step) * step - (range.buckets - 1) * step;
+  return `granularity=${range.granularity}&from=${encodeURIComponent(iso(from))}`;
+}
+
+/**
+ * A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
+ * @param {string | number} value
+ */
+function csvField(value) {
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/**
+ * The history as CSV: a header, then a row per hour or day, operation and outcome that counted
+ * requests, as the admin API answers them (ISO times, in UTC).
+ * @param {AdminHistory} history
+ */
+function historyCsv(history) {
+  const rows = [
+    ['at', 'operation', 'outcome', 'count'],
+    ...history.points.map((point) => [point.at, point.operation, point.outcome, point.count]),
+  ];
+  return rows.map((row) => row.map(csvField).join(',')).join('\r\n') + '\r\n';
+}
+
+/**
+ * Downloads `text` as a file made in the page: a Blob behind an object URL, opened by a link with
+ * `download` (a download, not a fetch: the page's policy leaves it alone).
+ * @param {string} text
+ * @param {string} fileName
+ */
+function downloadText(text, fileName) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
+  const link = el('a', { href: url, download: fileName, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has its own copy once it began.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/**
+ * A panel with the chart of a history (`path`, an admin API history) and its ranges as buttons, and
+ * a button that downloads the range shown as CSV, made from the answer already fetched.
+ * @typedef {object} HistoryPanelOptions
+ * @property {string} path
+ * @property {HistoryRange} initial
+ * @property {string} fileStem the start of the CSV files' names
+ * @property {Promise<AdminHistory>} [first] the initial range's answer, when it is already asked for
+ * @property {(range: HistoryRange) => void} [chosen] told of the range chosen
+ * @param {HistoryPanelOptions} options
+ */
+function historyPanel({ path, initial, fileStem, first, chosen }) {
+  const heading = el('h2', {});
+  const body = el('div', {});
+  const download = el(
+    'button',
+    { type: 'button', class: 'secondary', 'data-action': 'csv', disabled: true },
+    'Download CSV',
+  );
+  const buttons = HISTORY_RANGES.map((range) => el('button', { type: 'button', 'data-range': range.id }, range.label));
+  /** @type {AdminHistory | undefined} */
+  let shown;
+  let shownRange = initial;
+  let latest = 0;
+  /**
+   * @param {HistoryRange} range
+   * @param {Promise<AdminHistory>} answer
+   */
+  const show = (range, answer) => {
+    const asked = ++latest;
+    shown = undefined;
+    download.disabled = true;
+    heading.textContent = `Requests ${range.span}`;
+    buttons.forEach((button, index) => button.setAttribute('aria-pressed', String(HISTORY_RANGES[index] === range)));
+    body.replaceChildren(el('p', { class: 'loading' }, 'Loading…'));
+    answer
+      .then((history) => {
+        if (asked !== latest) return;
+        shown = history;
+        shownRange = range;
+        download.disabled = false;
+        body.replaceChildren(...[outcomeChart(history)].flat(2).filter((node) => node !== null));
+      })
+      .catch((/** @type {unknown} */ error) => {
+        if (asked === latest && !(error instanceof LoggedOut))
+          body.replaceChildren(el('p', { class: 'error' }, messageOf(error)));
+      });
+  };
+  /** @param {HistoryRange} range */
+  const fetchRange = (range) => /** @type {Promise<AdminHistory>} */ (api(`${path}?${rangeQuery(range)}`));
+  buttons.forEach((button, index) => {
+    const range = HISTORY_RANGES[index];
+    button.addEventListener('click', () => {
+      if (range === undefined) return;
+      chosen?.(range);
+      show(range, fetchRange(range));
+    });
+  });
+  download.addEventListener('click', () => {
+    if (shown === undefined) return;
+    downloadText(historyCsv(shown), `${fileStem}-${shownRange.id}-${shown.from.slice(0, 10)}.csv`);
+  });
+  show(initial, first ?? fetchRange(initial));
+  const tools = el(
+    'div',
+    { class: 'tools' },
+    el('div', { class: 'ranges', role: 'group', 'aria-label': 'Range' }, buttons),
+    download,
+  );
+  return el('section', { class: 'panel history' }, el('div', { class: 'panel-head' }, heading, tools), body);
+}
+
+/** @param {HistoryRange['id']} id */
+function historyRange(id) {
+  const found = HISTORY_RANGES.find((range) => range.id === id);
+  if (found === undefined) throw new Error(`no history range ${id}`);
+  return found;
+}
+
+// ——— Forms: accounts, plans, keys ———
+
+/**
+ * Sends `body` as JSON; the admin API's answer, typed by the caller as with api().
+ * @template T
+ * @param {string} path
+ * @param {'POST' | 'PUT'} method
+ * @param {AdminNewAccount | AdminPlanChange | AdminNewKey} body
+ * @returns {Promise<T>}
+ */
+function sendJson(path, method, body) {
+  return api(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/**
+ * Runs `action` when the form is submitted (the browser having checked its fields), its buttons
+ * disabled meanwhile; what went wrong is shown in the form.
+ * @param {HTMLFormElement} form
+ * @param {() => Promise<void>} action
+ */
+function onSubmit(form, action) {
+  const problem = el('p', { class: 'error', role: 'alert', hidden: true });
+  form.append(problem);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const buttons = [...form.querySelectorAll('button')];
+    problem.hidden = true;
+    buttons.forEach((button) => (button.disabled = true));
+    action()
+      .catch((/** @type {unknown} */ error) => {
+        if (error instanceof LoggedOut) return;
+        problem.textContent = messageOf(error);
+        problem.hidden = false;
+      })
+      .finally(() => buttons.forEach((button) => (button.disabled = false)));
+  });
+}
+
+/**
+ * A labelled field.
+ * @param {string} label
+ * @param {HTMLElement} input
+ */
+function field(label, input) {
+  return el('label', { class: 'field' }, el('span', {}, label), input);
+}
+
+/** @type {Readonly<Record<AdminAccount['plan'], string>>} */
+const PLAN_NAMES = { free: 'free', pro: 'pro', business: 'business', enterprise: 'enterprise (its own limits)' };
+
+/**
+ * A plan's choice and, for enterprise only, its two limits, as the admin API takes them.
+ * @param {string} id the prefix of the inputs' ids
+ * @param {AdminAccount | AdminAccountDetail} [current]
+ */
+function planInputs(id, current) {
+  const plans = /** @type {[AdminAccount['plan'], string][]} */ (Object.entries(PLAN_NAMES));
+  const select = el(
+    'select',
+    { id: `${id}-plan`, name: 'plan' },
+    plans.map(([plan, label]) => el('option', { value: plan, selected: current?.plan === plan }, label)),
+  );
+  const own = current?.plan === 'enterprise' ? current.limits : undefined;
+  /**
+   * @param {'perMinute' | 'perDay'} name
+   * @param {number | undefined} value
+   */
+  const limit = (name, value) =>
+    el('input', { id: `${id}-${name}`, name, type: 'number', min: 1, step: 1, required: true, value, class: 'number' });
+  const perMinute = limit('perMinute', own?.perMinute);
+  const perDay = limit('perDay', own?.perDay);
+  const limits = el('span', { class: 'limits' }, field('Per minute', perMinute), field('Per day', perDay));
+  const sync = () => {
+    const enterprise = select.value === 'enterprise';
+    limits.hidden = !enterprise;
+    perMinute.disabled = !enterprise;
+    perDay.disabled = !enterprise;
+  };
+  select.addEventListener('change', sync);
+  sync();
+  return {
+    nodes: [field('Plan', select), limits],
+    /** @returns {AdminPlanChange} */
+    value() {
+      const plan = /** @type {AdminAccount['plan']} */ (select.value);
+      if (plan !== 'enterprise') return { plan };
+      return { plan, perMinute: perMinute.valueAsNumber, perDay: perDay.valueAsNumber };
+    },
+  };
+}
+
+/** The form that creates an account (as `petstore account create`), then opens its page. */
+function newAccountPanel() {
+  const name = el('input', { id: 'new-account-name', name: 'name', required: true, maxlength: 64 });
+  name.autocomplete = 'off';
+  name.spellcheck = false;
+  const plan = planInputs('new-account');
+  const form = el(
+    'form',
+    { id: 'new-account', class: 'inline-form' },
+    field('Name', name),
+    plan.nodes,
+    el('button', { type: 'submit' }, 'Create account'),
+  );
+  onSubmit(form, async () => {
+    /** @type {AdminNewAccount} */
+    const body = { name: name.value.trim(), ...plan.value() };
+    if (!confirm(`Create the account ${body.name} on the ${body.plan} plan? An account cannot be deleted.`)) return;
+    await sendJson('/admin/v1/accounts', 'POST', body);
+    location.assign(accountHref(body.name));
+  });
+  return panel(
+    'New account',
+    el('p', { class: 'note' }, 'Letters, digits, dots, dashes and underscores. Issue its keys on its page.'),
+    form,
+  );
+}
+
+/**
+ * Accounts a page at a time, oldest first, searched by name: the search is kept in the page's address.
+ * @param {string} initialQuery
+ * @param {number} limit
+ */
+function accountListPanel(initialQuery, limit) {
+  const search = el('input', { id: 'account-search', name: 'q', type: 'search', value: initialQuery, maxlength: 64 });
+  search.placeholder = 'Part of a name, in any case';
+  search.autocomplete = 'off';
+  search.spellcheck = false;
+  const form = el('form', { class: 'inline-form', role: 'search' }, field('Name contains', search));
+  form.append(el('button', { type: 'submit' }, 'Search'));
+  const results = el('div', {}, el('p', { class: 'loading' }, 'Loading…'));
+  const previous = el('button', { type: 'button', class: 'secondary', 'data-action': 'previous' }, '← Previous');
+  const next = el('button', { type: 'button', class: 'secondary', 'data-action': 'next' }, 'Next →');
+  const where = el('span', { class: 'note' });
+  const pager = el('div', { class: 'pager', hidden: true }, previous, where, next);
+  /** The cursors of the pages up to the one shown (the first page has none). @type {(string | undefined)[]} */
+  let trail = [undefined];
+  /** @type {string | null} */
+  let following = null;
+  let query = initialQuery;
+  let latest = 0;
+  const show = async () => {
+    const asked = ++latest;
+    previous.disabled = true;
+    next.disabled = true;
+    const cursor = trail.at(-1);
+    const params = new URLSearchParams({ limit: String(limit) });
+    if (query !== '') params.set('q', query);
+    if (cursor !== undefined) params.set('cursor', cursor);
+    try {
+      /** @type {AdminAccounts} */
+      const answer = await api(`/admin/v1/accounts?${params}`);
+      if (asked !== latest) return;
+      following = answer.nextCursor;
+      results.replaceChildren(accountsTable(answer, query));
+      // What the rows shown answer, for whoever reads the page without looking at it.
+      results.dataset.query = query;
+      results.dataset.page = String(trail.length);
+      where.textContent = `Page ${trail.length}`;
+      pager.hidden = trail.length === 1 && following === null;
+      previous.disabled = trail.length <= 1;
+      next.disabled = following === null;
+    } catch (error) {
+      if (asked === latest && !(error instanceof LoggedOut))
+        results.replaceChildren(el('p', { class: 'error' }, messageOf(error)));
+    }
+  };
+  /** @param {string} text */
+  const searchFor = (text) => {
+    query = text;
+    trail = [undefined];
+    const address = new URL(location.href);
+    if (text === '') address.searchParams.delete('q');
+    else address.searchParams.set('q', text);
+    history.replaceState(null, '', address);
+    void show();
+  };
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let typing;
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => searchFor(search.value.trim()), 300);
+  });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    clearTimeout(typing);
+    searchFor(search.value.trim());
+  });
+  next.addEventListener('click', () => {
+    if (following === null) return;
+    trail.push(following);
+    void show();
+  });
+  previous.addEventListener('click', () => {
+    if (trail.length <= 1) return;
+    trail.pop();
+    void show();
+  });
+  void show();
+  return panel('All accounts', form, results, pager);
+}
+
+/**
+ * The form that changes the account's plan and limits (as `petstore account set-plan`).
+ * @param {AdminAccountDetail} account
+ * @param {() => Promise<void>} reload
+ */
+function planForm(account, reload) {
+  const plan = planInputs('plan-change', account);
+  const form = el('form', { id: 'plan-form', class: 'inline-form' }, plan.nodes);
+  form.append(el('button', { type: 'submit' }, 'Change plan'));
+  onSubmit(form, async () => {
+    /** @type {AdminAccount} */
+    const changed = await sendJson(`/admin/v1/accounts/${encodeURIComponent(account.name)}/plan`, 'PUT', plan.value());
+    const { perMinute, perDay } = changed.limits;
+    notify(
+      `${changed.name} is on the ${changed.plan} plan: ${count(perMinute)} requests a minute, ${count(perDay)} a ` +
+        'day. Every instance applies it within a second.',
+    );
+    await reload();
+  });
+  return [el('h3', {}, 'Change plan'), form];
+}
+
+/** @type {readonly (readonly [AdminNewKey['expiresIn'], string])[]} */
+const KEY_LIFETIMES = [
+  [undefined, 'never'],
+  ['7d', 'in 7 days'],
+  ['30d', 'in 30 days'],
+  ['90d', 'in 90 days'],
+  ['365d', 'in a year'],
+];
+
+/**
+ * The form that issues a key (as `petstore key create`); the key goes into `issued`, once.
+ * @param {string} name
+ * @param {HTMLElement} issued
+ * @param {() => Promise<void>} reload
+ */
+function issueKeyForm(name, issued, reload) {
+  const expiry = el(
+    'select',
+    { id: 'new-key-expiry', name: 'expiresIn' },
+    KEY_LIFETIMES.map(([value, label]) => el('option', { value: value ?? '' }, label)),
+  );
+  const form = el('form', { id: 'issue-key', class: 'inline-form' }, field('Expires', expiry));
+  form.append(el('button', { type: 'submit' }, 'Issue a key'));
+  onSubmit(form, async () => {
+    const path = `/admin/v1/accounts/${encodeURIComponent(name)}/keys`;
+    /** @type {AdminCreatedKey} */
+    const created = await sendJson(path, 'POST', expiry.value === '' ? {} : { expiresIn: expiry.value });
+    issued.replaceChildren(newKeyBox(created, () => issued.replaceChildren()));
+    notify(`Issued ${created.id}.`);
+    await reload();
+  });
+  return form;
+}
+
+/**
+ * A key just issued, in a read-only field with Copy: the only time the console has it.
+ * @param {AdminCreatedKey} created
+ * @param {() => void} dismiss
+ */
+function newKeyBox(created, dismiss) {
+  const key = el('input', { id: 'new-key', class: 'mono', type: 'text', readonly: true, value: created.key });
+  key.setAttribute('aria-label', `The new key ${created.id}`);
+  key.dataset.keyId = created.id;
+  key.size = created.key.length;
+  key.spellcheck = false;
+  key.addEventListener('focus', () => key.select());
+  const state = el('span', { class: 'note', role: 'status' });
+  const copy = el('button', { type: 'button', 'data-action': 'copy' }, 'Copy');
+  copy.addEventListener('click', () => void copyKey(key, state));
+  const done = el('button', { type: 'button', class: 'secondary', 'data-action': 'dismiss' }, 'Done');
+  done.addEventListener('click', dismiss);
+  const expires = created.expiresAt === null ? 'never expires' : `expires ${utc(created.expiresAt)}`;
+  return el(
+    'div',
+    { class: 'new-key' },
+    el('p', {}, el('strong', {}, `New key ${created.id}`), ` (${expires}). Copy it now: it is shown this once.`),
+    el('div', { class: 'copy-row' }, key, copy, done),
+    state,
+  );
+}
+
+/**
+ * Copies the key with the Clipboard API; where the page may not (not a secure context, one served
+ * over plain HTTP to another machine; or the browser refused), selects it for the operator to copy.
+ * @param {HTMLInputElement} key
+ * @param {HTMLElement} state
+ */
+async function copyKey(key, state) {
+  try {
+    if (!window.isSecureContext || navigator.clipboard === undefined) throw new Error('no clipboard here');
+    await navigator.clipboard.writeText(key.value);
+    state.textContent = 'Copied.';
+  } catch {
+    key.focus();
+    key.select();
+    state.textContent = 'Selected: press Ctrl+C (⌘C on a Mac) to copy it.';
+  }
+}
 
 // ——— Pages ———
 
@@ -371,8 +860,9 @@ window.addEventListener('resize', () => {
 async function overviewPage(main) {
   const now = Date.now();
   const since = iso(now - 7 * DAY_MS);
+  const week = historyRange('7d');
   /** @type {Promise<AdminHistory>} */
-  const history = api(`/admin/v1/usage/history?granularity=hour&from=${encodeURIComponent(since)}`);
+  const history = api(`/admin/v1/usage/history?${rangeQuery(week, now)}`);
   /** @type {Promise<AdminStatus>} */
   const status = api('/admin/v1/status');
   /** @type {Promise<AdminTopAccounts>} */
@@ -381,7 +871,7 @@ async function overviewPage(main) {
   const bans = api('/admin/v1/bans');
   main.replaceChildren(
     el('h1', {}, 'Overview'),
-    loadingPanel('Requests per hour, last 7 days', history, outcomeChart),
+    historyPanel({ path: '/admin/v1/usage/history', initial: week, fileStem: 'usage-all-accounts', first: history }),
     el(
       'div',
       { class: 'grid' },
@@ -466,9 +956,10 @@ function statusView(status) {
 
 /** @type {Renderer} */
 async function accountsPage(main) {
-  /** @type {Promise<AdminAccounts>} */
-  const accounts = api('/admin/v1/accounts');
-  main.replaceChildren(el('h1', {}, 'Accounts'), loadingPanel('All accounts', accounts, accountsTable));
+  const shown = new URLSearchParams(location.search);
+  const limit = Number(shown.get('limit'));
+  const pageSize = Number.isInteger(limit) && limit >= 1 && limit <= 200 ? limit : 50;
+  main.replaceChildren(el('h1', {}, 'Accounts'), newAccountPanel(), accountListPanel(shown.get('q') ?? '', pageSize));
 }
 
 /** @param {AdminAccount['today']} today */
@@ -485,8 +976,11 @@ function todayMeter(today) {
   return [meter, `${count(today.used)} / ${count(today.limit)}`];
 }
 
-/** @param {AdminAccounts} answer */
-function accountsTable(answer) {
+/**
+ * @param {AdminAccounts} answer
+ * @param {string} [query] what the names were searched for
+ */
+function accountsTable(answer, query = '') {
   return table(
     ['Account', 'Plan', 'Limits', 'Today', 'Keys', 'Last use', 'Created'],
     answer.accounts.map((account) =>
@@ -502,7 +996,7 @@ function accountsTable(answer) {
         el('td', {}, utc(account.createdAt)),
       ),
     ),
-    'No accounts yet: create one with petstore account create.',
+    query === '' ? 'No accounts yet: create one above.' : `No account's name contains “${query}”.`,
   );
 }
 
@@ -515,24 +1009,42 @@ function accountNameFromPath() {
   }
 }
 
-/** @type {Renderer} */
-async function accountPage(main) {
+/**
+ * What the account page keeps when an action renders it again: the key just issued, the chart's range.
+ * @typedef {{ readonly issued: HTMLElement, range: HistoryRange }} AccountView
+ */
+
+/**
+ * @param {HTMLElement} main
+ * @param {AccountView} view
+ */
+async function accountPage(main, view = { issued: el('div', { class: 'issued' }), range: historyRange('30d') }) {
   const name = accountNameFromPath();
+  const reload = () => accountPage(main, view);
   document.title = `${name} — Pet store console`;
   const path = `/admin/v1/accounts/${encodeURIComponent(name)}`;
-  const since = iso(Date.now() - 30 * DAY_MS);
   /** @type {Promise<AdminAccountDetail>} */
   const account = api(path);
   /** @type {Promise<AdminAccountUsage>} */
   const usage = api(`${path}/usage`);
-  /** @type {Promise<AdminHistory>} */
-  const history = api(`${path}/usage/history?granularity=day&from=${encodeURIComponent(since)}`);
   main.replaceChildren(
     el('p', { class: 'note' }, el('a', { href: '/console/accounts' }, '← All accounts')),
     el('h1', {}, name),
-    loadingPanel('Plan and use', Promise.all([account, usage]), accountSummary),
-    loadingPanel('Requests per day, last 30 days', history, outcomeChart),
-    loadingPanel('Keys', account, (found) => keysTable(found, () => accountPage(main))),
+    loadingPanel('Plan and use', Promise.all([account, usage]), (answers) => [
+      accountSummary(answers),
+      planForm(answers[0], reload),
+    ]),
+    historyPanel({
+      path: `${path}/usage/history`,
+      initial: view.range,
+      fileStem: `usage-${name}`,
+      chosen: (range) => (view.range = range),
+    }),
+    loadingPanel('Keys', account, (found) => [
+      issueKeyForm(name, view.issued, reload),
+      view.issued,
+      keysTable(found, reload),
+    ]),
     loadingPanel('Deprecated calls, last 30 days', usage, deprecatedCalls),
   );
 }
@@ -597,7 +1109,10 @@ function keysTable(account, reload) {
     if (isBanned(key)) {
       const lift = el('button', { type: 'button', 'data-action': 'lift' }, 'Lift ban');
       const path = `/admin/v1/bans/${encodeURIComponent(key.id)}/lift`;
-      lift.addEventListener('click', act(lift, 'Lifting the ban', path, `Lifted the ban on ${key.id}.`));
+      const run = act(lift, 'Lifting the ban', path, `Lifted the ban on ${key.id}.`);
+      lift.addEventListener('click', () => {
+        if (confirm(`Lift the ban on ${key.id}? Its requests are served again at once, within its limits.`)) void run();
+      });
       cell.append(lift);
     }
     return cell;
