@@ -1,4 +1,4 @@
-import { createConnection } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
 import {
   CompiledQuery,
   Kysely,
@@ -75,7 +75,8 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
       connectionTimeoutMillis: options.timeoutMs,
       // The client gives up on a statement a little after the call's deadline. Inside a transaction
       // the server's own statement_timeout has ended it by then; a single statement is cancelled on
-      // the server at this point (CheckedOutClient), and its connection dropped.
+      // the server at this point (CheckedOutClient), unless an earlier cancel is still unanswered
+      // (CancelRequests), and its connection dropped.
       query_timeout: options.timeoutMs + Math.min(1000, options.timeoutMs),
       application_name: 'petstore',
       keepAlive: true,
@@ -227,12 +228,12 @@ function translate(error: unknown, phase: Phase = 'statement'): unknown {
  */
 class TranslatingPool implements PostgresPool {
   private readonly pool: Pool;
-  private readonly cancelWaitMs: number;
+  private readonly cancels: CancelRequests;
   private ended = false;
 
   constructor(config: PoolConfig, onIdleError: ((error: Error) => void) | undefined) {
     this.pool = new Pool(config);
-    this.cancelWaitMs = Math.min(1000, config.connectionTimeoutMillis ?? 1000);
+    this.cancels = new CancelRequests(Math.min(1000, config.connectionTimeoutMillis ?? 1000));
     // An idle connection that dies (server restart, network cut, pg_terminate_backend) is emitted
     // here after the pool removed it. Without a listener the process would crash; with one the
     // pool simply opens a new connection for the next query, so it recovers on its own.
@@ -245,7 +246,7 @@ class TranslatingPool implements PostgresPool {
 
   async connect(): Promise<PostgresPoolClient> {
     try {
-      return new CheckedOutClient(await this.pool.connect(), this.cancelWaitMs);
+      return new CheckedOutClient(await this.pool.connect(), this.cancels);
     } catch (error) {
       throw translate(error, 'connect');
     }
@@ -290,7 +291,7 @@ const READ_TIMEOUT = 'Query read timeout';
  */
 class CheckedOutClient implements PostgresPoolClient {
   private readonly client: PoolClient;
-  private readonly cancelWaitMs: number;
+  private readonly cancels: CancelRequests;
   private broken: Error | undefined;
   /** The client gave up waiting for a statement the server may still be running. */
   private abandoned = false;
@@ -298,9 +299,9 @@ class CheckedOutClient implements PostgresPoolClient {
     this.broken ??= error;
   };
 
-  constructor(client: PoolClient, cancelWaitMs: number) {
+  constructor(client: PoolClient, cancels: CancelRequests) {
     this.client = client;
-    this.cancelWaitMs = cancelWaitMs;
+    this.cancels = cancels;
     client.on('error', this.onError);
   }
 
@@ -339,41 +340,87 @@ class CheckedOutClient implements PostgresPoolClient {
     if (!this.abandoned) return done();
     // A statement waiting for a lock would otherwise run on after the connection is dropped. The
     // cancel goes first: a pooler forwards it only while the connection that sent the statement is open.
-    void cancelStatement(this.client, this.cancelWaitMs).then(done);
+    void this.cancels.cancel(this.client).then(done);
   }
 }
 
 /** PostgreSQL's CancelRequest code (1234 << 16 | 5678). */
 const CANCEL_REQUEST_CODE = 80877102;
 
+/** A pooler or server host that vanishes while a cancel waits is noticed within minutes, not the OS's two hours. */
+const CANCEL_KEEPALIVE_MS = 60_000;
+
 /**
- * Asks the server (PostgreSQL, or a pooler, which forwards it) to cancel what `client` is running,
- * on a connection of its own as the protocol requires; settles once the server has closed that
- * connection, or after `waitMs`. Never rejects: a cancel that cannot be sent changes nothing.
+ * The cancel requests of one pool, each on a connection of its own as the protocol requires.
+ *
+ * The server (PostgreSQL, or a pooler, which forwards the request) closes that connection once it
+ * has handled the request, and this side never closes it first once the request is written:
+ * PgBouncer 1.18.0 exits (`disconnect_client(): bad client state`) when the sender of a cancel it
+ * is still forwarding hangs up before PostgreSQL takes it, which an unreachable PostgreSQL makes
+ * happen. A caller waits at most `waitMs`; the connection then stays open, unreferenced, until
+ * the server closes it, and close() leaves it open too.
+ *
+ * A cancel still unanswered after `waitMs` means PostgreSQL is not reachable: no further cancel is
+ * sent until it is answered, so an outage piles up neither open connections here nor cancels in
+ * the pooler, each of which opens a server connection of its own.
  */
-function cancelStatement(client: PoolClient, waitMs: number): Promise<void> {
+class CancelRequests {
+  private readonly waitMs: number;
+  /** Written requests the server has not closed yet, with when each was written (performance.now()). */
+  private readonly unanswered = new Map<Socket, number>();
+
+  constructor(waitMs: number) {
+    this.waitMs = waitMs;
+  }
+
+  /** Cancels what `client` is running; settles once the server closed the request, or after `waitMs`; never rejects. */
+  cancel(client: PoolClient): Promise<void> {
+    const request = cancelRequestOf(client);
+    if (!request || this.serverUnreachable()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const socket = client.host.startsWith('/')
+        ? createConnection(`${client.host}/.s.PGSQL.${client.port}`)
+        : createConnection(client.port, client.host);
+      const finished = (): void => {
+        clearTimeout(timer);
+        this.unanswered.delete(socket);
+        socket.destroy();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        // Nothing was sent yet: giving up on the connection is harmless.
+        if (!this.unanswered.has(socket)) return finished();
+        socket.unref();
+        resolve();
+      }, this.waitMs);
+      socket.once('connect', () => {
+        socket.setKeepAlive(true, CANCEL_KEEPALIVE_MS);
+        // Written, not ended: a pooler drops a cancel whose sender hangs up before it is forwarded.
+        socket.write(request);
+        this.unanswered.set(socket, performance.now());
+      });
+      socket.once('error', finished);
+      socket.once('close', finished);
+    });
+  }
+
+  private serverUnreachable(): boolean {
+    const now = performance.now();
+    for (const writtenAt of this.unanswered.values()) if (now - writtenAt >= this.waitMs) return true;
+    return false;
+  }
+}
+
+/** The CancelRequest message for what `client` runs, if the server gave it a key. */
+function cancelRequestOf(client: PoolClient): Buffer | undefined {
   const { processID, secretKey } = client as PoolClient & { processID?: unknown; secretKey?: unknown };
-  if (typeof processID !== 'number' || typeof secretKey !== 'number') return Promise.resolve();
+  if (typeof processID !== 'number' || typeof secretKey !== 'number') return undefined;
   const request = Buffer.alloc(16);
   request.writeInt32BE(16, 0);
   request.writeInt32BE(CANCEL_REQUEST_CODE, 4);
   request.writeInt32BE(processID, 8);
   request.writeInt32BE(secretKey, 12);
-  return new Promise((resolve) => {
-    const socket = client.host.startsWith('/')
-      ? createConnection(`${client.host}/.s.PGSQL.${client.port}`)
-      : createConnection(client.port, client.host);
-    const settle = (): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve();
-    };
-    const timer = setTimeout(settle, waitMs);
-    // Written, not ended: a pooler drops a cancel whose sender hangs up before it is forwarded.
-    socket.once('connect', () => socket.write(request));
-    socket.once('error', settle);
-    socket.once('close', settle);
-  });
+  return request;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import {
   type FuzzRequest,
 } from '../support/fuzz-model.ts';
 import { request, type HttpTarget } from '../support/http-client.ts';
+import { wholeNumberSetting } from '../support/campaign-settings.ts';
 
 /**
  * The long fuzz campaign: `npm run fuzz`. Every input class is generated, defects being fixed
@@ -18,14 +19,6 @@ import { request, type HttpTarget } from '../support/http-client.ts';
  *   FUZZ_SEED      first seed (default: random, printed)
  *   FUZZ_TIMEOUT   milliseconds one case may take before it counts as a hang (default 5000)
  */
-function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer (got ${raw})`);
-  return value;
-}
-
 interface Counterexample {
   readonly failureClass: string;
   readonly request: FuzzRequest;
@@ -34,9 +27,9 @@ interface Counterexample {
 }
 
 async function campaign(): Promise<number> {
-  const runs = positiveInteger('FUZZ_RUNS', 100_000);
-  const firstSeed = positiveInteger('FUZZ_SEED', Math.floor(Math.random() * 2 ** 31));
-  const timeoutMs = positiveInteger('FUZZ_TIMEOUT', 5000);
+  const runs = wholeNumberSetting('FUZZ_RUNS', 100_000);
+  const firstSeed = wholeNumberSetting('FUZZ_SEED', Math.floor(Math.random() * 2 ** 31));
+  const timeoutMs = wholeNumberSetting('FUZZ_TIMEOUT', 5000);
   console.log(`fuzz campaign: ${runs} cases, seed ${firstSeed}, ${timeoutMs} ms per case`);
 
   const target = await startFuzzTarget();

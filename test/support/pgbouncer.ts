@@ -37,6 +37,8 @@ export interface RunningPgBouncer {
   readonly port: number;
   /** What it logged so far (it logs to stderr). */
   log(): string;
+  /** How it ended, if it has: its exit code or signal. */
+  exitStatus(): string | undefined;
   /** Stops it and removes its directory; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -55,6 +57,14 @@ export async function pgBouncer(): Promise<PgBouncerBackend> {
   return { url: running.url, stop: () => running.stop() };
 }
 
+/**
+ * Why a suite that starts PgBouncers of its own (`startPgBouncer(options)`) cannot run here, as
+ * node:test's `skip` option; rejects instead with CI=true, as `pgBouncer()` does.
+ */
+export async function pgBouncerSkip(): Promise<string | undefined> {
+  return whyUnavailable(await postgresProblem())?.skip;
+}
+
 /** The same URL with another database: PgBouncer routes any name to the server's database of that name. */
 export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
@@ -62,16 +72,25 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
+export interface PgBouncerOptions {
+  /** The port it listens on (a restart in place); a free one unless told. */
+  readonly port?: number;
+  /** The port on 127.0.0.1 it forwards to instead of the test PostgreSQL's (a proxy in front of it). */
+  readonly upstreamPort?: number;
+  /** Settings beyond the defaults below, e.g. `{ server_connect_timeout: '5' }`. */
+  readonly settings?: Readonly<Record<string, string>>;
+}
+
 /** Starts PgBouncer on a free port of 127.0.0.1; resolves once it passes a query through. */
-export async function startPgBouncer(): Promise<RunningPgBouncer> {
+export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<RunningPgBouncer> {
   const binary = pgBouncerBinary();
   if (!binary) throw new Error(missingBinary());
   // The port is free when probed, not necessarily when PgBouncer binds it: try again with another.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await startOn(binary, await freePort());
+      return await startOn(binary, options.port ?? (await freePort()), options);
     } catch (error) {
-      if (attempt >= 3 || !(error instanceof PortTakenError)) throw error;
+      if (options.port !== undefined || attempt >= 3 || !(error instanceof PortTakenError)) throw error;
     }
   }
 }
@@ -82,10 +101,14 @@ export async function stopPgBouncer(running: RunningPgBouncer): Promise<void> {
 
 class PortTakenError extends Error {}
 
-async function startOn(binary: string, port: number): Promise<RunningPgBouncer> {
+async function startOn(binary: string, port: number, options: PgBouncerOptions): Promise<RunningPgBouncer> {
   const upstream = new URL(POSTGRES_TEST_URL);
   const user = decodeURIComponent(upstream.username) || 'postgres';
-  const directory = writeConfiguration(upstream, user, port);
+  if (options.upstreamPort !== undefined) {
+    upstream.hostname = '127.0.0.1';
+    upstream.port = String(options.upstreamPort);
+  }
+  const directory = writeConfiguration(upstream, user, port, options.settings ?? {});
   const child = spawn(binary, [...dropPrivileges(), join(directory, 'pgbouncer.ini')], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -112,14 +135,21 @@ async function startOn(binary: string, port: number): Promise<RunningPgBouncer> 
     await stop();
     throw error;
   }
-  return { url: url.toString(), port, log: () => log, stop };
+  const exitStatus = (): string | undefined =>
+    child.exitCode !== null || child.signalCode !== null ? String(child.exitCode ?? child.signalCode) : undefined;
+  return { url: url.toString(), port, log: () => log, exitStatus, stop };
 }
 
 /**
- * Transaction mode, trust authentication and room for the tests' clients; every other setting is
- * PgBouncer's default. The directory is readable by the user PgBouncer switches to.
+ * Transaction mode, trust authentication, room for the tests' clients and the caller's `settings`;
+ * every other setting is PgBouncer's default. The directory is readable by the user PgBouncer switches to.
  */
-function writeConfiguration(upstream: URL, user: string, port: number): string {
+function writeConfiguration(
+  upstream: URL,
+  user: string,
+  port: number,
+  settings: Readonly<Record<string, string>>,
+): string {
   const directory = mkdtempSync(join(tmpdir(), 'petstore-pgbouncer-'));
   chmodSync(directory, 0o755);
   const authFile = join(directory, 'userlist.txt');
@@ -138,6 +168,7 @@ function writeConfiguration(upstream: URL, user: string, port: number): string {
     'pool_mode = transaction',
     'max_client_conn = 500',
     'default_pool_size = 20',
+    ...Object.entries(settings).map(([name, value]) => `${name} = ${value}`),
     '',
   ].join('\n');
   writeFileSync(join(directory, 'pgbouncer.ini'), ini, { mode: 0o644 });
