@@ -144,6 +144,27 @@ for (const backend of await backends()) {
       assert.deepEqual(await store.pets.get(next.id), next);
       const account = await store.accounts.create({ name: 'new', plan: 'pro', perMinute: null, perDay: null }, NOW);
       assert.equal(account.id, 3);
+
+      // The tables of later migrations are there and empty: the audit trail starts with the upgrade.
+      assert.deepEqual(await store.audit.list({ limit: 10 }), []);
+      const revocation = {
+        at: NOW + 60,
+        actor: { kind: 'cli', user: 'upgrader' },
+        requestId: null,
+        action: 'key.revoke',
+        target: { type: 'key', id: 'kid-used' },
+        before: { revokedAt: null },
+        after: { revokedAt: new Date(NOW + 60).toISOString() },
+      } as const;
+      await store.audit.change(async ({ keys }) => ({
+        result: await keys.revoke('kid-used', NOW + 60),
+        entry: revocation,
+      }));
+      assert.equal((await store.keys.findById('kid-used'))?.revokedAt, NOW + 60);
+      assert.deepEqual(
+        (await store.audit.list({ limit: 10 })).map((entry) => ({ ...entry, id: 0 })),
+        [{ ...revocation, id: 0 }],
+      );
     });
 
     it('a database at release version 1 is adopted and then gets the bans table', async () => {
