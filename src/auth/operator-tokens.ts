@@ -1,7 +1,9 @@
 import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import { auditTime, type AuditChange, type AuditContext } from '../domain/audit.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import type { OperatorTokenRecord, OperatorTokenStore, StoredOperatorToken } from '../storage/store.ts';
+import type { AuditStore, OperatorTokenRecord, OperatorTokenStore, StoredOperatorToken } from '../storage/store.ts';
+import { auditedChange, type ChangeDone } from './audited-change.ts';
 
 /**
  * Operator token format: `pso_` + 16 base62 characters (the id, stored as is and shown in listings)
@@ -58,31 +60,56 @@ export type OperatorTokenVerdict =
 export class OperatorTokenService {
   private readonly store: OperatorTokenStore;
   private readonly clock: Clock;
+  /** Where creations and revocations are recorded; without it they cannot be (only verification needs none). */
+  private readonly audit: AuditStore | undefined;
   /** When each token's last use was last written by this process. */
   private readonly lastWritten = new Map<string, number>();
 
-  constructor(store: OperatorTokenStore, clock: Clock) {
+  constructor(store: OperatorTokenStore, clock: Clock, audit?: AuditStore) {
     this.store = store;
     this.clock = clock;
+    this.audit = audit;
   }
 
-  async create(name?: string): Promise<CreatedOperatorToken> {
+  /** `by`: who asks, recorded in the audit trail with the change (a revocation takes it too). */
+  async create(name?: string, by?: AuditContext): Promise<CreatedOperatorToken> {
     const label = checkName(name);
     const id = randomBase62(ID_LENGTH);
     const secret = randomBase62(SECRET_LENGTH);
-    const record = await this.store.create({ id, hash: hashSecret(secret), name: label }, this.clock.now());
-    return { token: `${OPERATOR_TOKEN_PREFIX}${id}_${secret}`, record };
+    return this.change(by, async (now, tokens) => {
+      const record = await tokens.create({ id, hash: hashSecret(secret), name: label }, now);
+      const change = tokenChange('operator_token.create', id, null, { name: label });
+      return { result: { token: `${OPERATOR_TOKEN_PREFIX}${id}_${secret}`, record }, change };
+    });
   }
 
   list(): Promise<OperatorTokenRecord[]> {
     return this.store.list();
   }
 
-  async revoke(id: string): Promise<OperatorTokenRecord> {
-    const known = ID_PATTERN.test(id) && (await this.store.revoke(id, this.clock.now()));
-    const record = known ? await this.store.findById(id) : undefined;
-    if (!record) throw new NotFoundError(`no operator token with id '${id}'`);
-    return withoutHash(record);
+  async revoke(id: string, by?: AuditContext): Promise<OperatorTokenRecord> {
+    return this.change(by, async (now, tokens) => {
+      const before = ID_PATTERN.test(id) ? await tokens.findById(id) : undefined;
+      const after = before && (await tokens.revoke(id, now)) ? await tokens.findById(id) : undefined;
+      if (!before || !after) throw new NotFoundError(`no operator token with id '${id}'`);
+      const revoked = (token: StoredOperatorToken) => ({ revokedAt: auditTime(token.revokedAt) });
+      return {
+        result: withoutHash(after),
+        change: tokenChange('operator_token.revoke', id, revoked(before), revoked(after)),
+      };
+    });
+  }
+
+  /** The change, in one transaction with its audit entry when `by` is known. */
+  private change<T>(
+    by: AuditContext | undefined,
+    work: (now: number, tokens: OperatorTokenStore) => Promise<ChangeDone<T>>,
+  ): Promise<T> {
+    const now = this.clock.now();
+    if (this.audit !== undefined)
+      return auditedChange(this.audit, by, now, ({ operatorTokens }) => work(now, operatorTokens));
+    if (by !== undefined) throw new Error('an operator token service without the audit store cannot record a change');
+    return work(now, this.store).then(({ result }) => result);
   }
 
   /**
@@ -118,6 +145,15 @@ export class OperatorTokenService {
       () => this.lastWritten.delete(id),
     );
   }
+}
+
+function tokenChange(
+  action: 'operator_token.create' | 'operator_token.revoke',
+  id: string,
+  before: AuditChange['before'],
+  after: AuditChange['after'],
+): AuditChange {
+  return { action, target: { type: 'operator_token', id }, before, after };
 }
 
 function withoutHash(stored: StoredOperatorToken): OperatorTokenRecord {

@@ -79,14 +79,14 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
 
 async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Promise<void> {
   const gate = new OperatorGate({
-    tokens: new OperatorTokenService(admin.store.operatorTokens, admin.clock),
+    tokens: new OperatorTokenService(admin.store.operatorTokens, admin.clock, admin.store.audit),
     limiter: admin.limiter,
     clock: admin.clock,
     clientAddressOf: clientAddressResolver(admin.config.trustProxy),
     failuresPerMinute: admin.authFailuresPerMinute,
   });
   await app.register(operatorAuthentication, { gate });
-  auditLog(app);
+  operatorRequestLog(app);
   await app.register(adminRoutes, {
     accounts: admin.accounts,
     backend: admin.store.backend,
@@ -102,8 +102,11 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
   await app.register(consoleRoutes);
 }
 
-/** One line per request to the admin API and the console, naming the token's id (never the token). */
-function auditLog(app: FastifyInstance): void {
+/**
+ * One line per request to the admin API and the console, naming the token's id (never the token):
+ * what was asked and answered. What changed is the audit trail's (operator/audit/), stored with each change.
+ */
+function operatorRequestLog(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     if (isGuardedPath(request.routeOptions.url ?? request.url.split('?')[0] ?? '')) {
       const { method, url } = request;
