@@ -16,6 +16,7 @@ import type { UsageService } from '../usage/usage-service.ts';
 import { ADMIN_DOCUMENT } from './admin-openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { adminSharedSchemas } from './admin/admin-schemas.ts';
+import { AuditService } from './audit/audit-service.ts';
 import { consoleRoutes } from './console/console-routes.ts';
 import { cachedRender, metricsRoute } from './metrics-route.ts';
 import { isGuardedPath, OperatorGate, operatorAuthentication } from './operator-auth.ts';
@@ -97,6 +98,7 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     probeTimeoutMs: admin.config.storageTimeoutMs,
     usage: admin.usage,
     gate,
+    audit: new AuditService(admin.store.audit),
   });
   // Every /console path is behind the operator token but /console/login… (the login page and its assets).
   await app.register(consoleRoutes);

@@ -107,6 +107,7 @@ describeEachBackend('the admin API', (backend) => {
       'GET /accounts/{name}/keys',
       'GET /accounts/{name}/usage',
       'GET /accounts/{name}/usage/history',
+      'GET /audit',
       'GET /bans',
       'GET /deprecated-callers',
       'GET /status',
