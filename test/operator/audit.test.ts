@@ -148,6 +148,28 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
     clock.set(MID);
   });
 
+  it('records the lifting of a ban the rate limiter alone held, right after the limiter ended it', async () => {
+    // Before the other tests' times: they look for entries at or after theirs.
+    clock.set(MID - DAY_MS);
+    const name = accountName();
+    await change('/admin/v1/accounts', 'POST', 'req-held', { name, plan: 'enterprise', perMinute: 2, perDay: 100 });
+    const key = (await change(`/admin/v1/accounts/${name}/keys`, 'POST', 'req-held-key')).json<{
+      key: string;
+      id: string;
+    }>();
+    await driveToBan(app.publicApp, key.key);
+    // As if recording the ban had failed: storage knows of none, the limiter holds it.
+    await app.publicApp.execute(`DELETE FROM key_bans WHERE key_id = '${key.id}'`);
+    const lifted = await change(`/admin/v1/bans/${key.id}/lift`, 'POST', 'req-held-lift');
+    assert.equal(lifted.json<{ state: string }>().state, 'active');
+    const entry = await latest(`key:${key.id}`);
+    assertMadeHere(entry, 'req-held-lift');
+    assert.equal(entry.action, 'ban.lift');
+    assert.deepEqual([entry.before, entry.after], [{ bannedUntil: null }, { bannedUntil: null }]);
+    assert.equal((await request(app.publicApp, '/v1/usage', { key: key.key })).status, 200, 'no longer banned');
+    clock.set(MID);
+  });
+
   it('records every state-changing operation of the admin document', async () => {
     // A time of this test's own: the entries at or after it are this test's.
     const start = MID + 2 * DAY_MS;
