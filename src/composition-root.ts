@@ -144,6 +144,7 @@ function createUsageFlusher(
   const flusher = new UsageFlusher(tally, store.usage, clock, {
     intervalMs: config.usage.flushMs,
     retentionDays: config.usage.retentionDays,
+    purgeAlso: (before) => store.audit.purge(before),
     onFlush: (result, rows) => {
       metrics.usageFlushes.inc({ result });
       metrics.usageFlushedRows.inc(rows);

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { PLANS, type Plan } from '../domain/plans.ts';
+import { auditTime, type AuditChange, type AuditContext, type AuditValues } from '../domain/audit.ts';
+import { limitsFor, PLANS, type Plan } from '../domain/plans.ts';
 import {
   type AccountKeyStats,
   type AccountPageQuery,
@@ -8,9 +9,11 @@ import {
   type ActiveBan,
   type ApiKeyRecord,
   type KeyPageQuery,
+  type AuditedTables,
   type Store,
 } from '../storage/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
+import { auditedChange, type ChangeDone } from './audited-change.ts';
 
 export interface PlanChoice {
   readonly plan: string;
@@ -71,7 +74,8 @@ export class AccountService {
     this.limiterBans = limiterBans;
   }
 
-  async createAccount(name: string, choice: PlanChoice): Promise<AccountRecord> {
+  /** `by`: who asks, recorded in the audit trail with the change (every change below takes it). */
+  async createAccount(name: string, choice: PlanChoice, by?: AuditContext): Promise<AccountRecord> {
     if (!ACCOUNT_NAME.test(name)) {
       throw new ValidationError(
         'invalid_body',
@@ -79,14 +83,20 @@ export class AccountService {
       );
     }
     const plan = checkPlan(choice);
-    return this.store.accounts.create({ name, ...plan }, this.clock.now());
+    return this.change(by, async (now, { accounts }) => {
+      const account = await accounts.create({ name, ...plan }, now);
+      return { result: account, change: accountChange('account.create', null, account) };
+    });
   }
 
-  async setPlan(name: string, choice: PlanChoice): Promise<AccountRecord> {
+  async setPlan(name: string, choice: PlanChoice, by?: AuditContext): Promise<AccountRecord> {
     const plan = checkPlan(choice);
-    const account = await this.store.accounts.setPlan(name, plan.plan, plan.perMinute, plan.perDay);
-    if (!account) throw new NotFoundError(`no account named '${name}'`);
-    return account;
+    return this.change(by, async (_now, { accounts }) => {
+      const before = await accounts.findByName(name);
+      const account = before && (await accounts.setPlan(name, plan.plan, plan.perMinute, plan.perDay));
+      if (!before || !account) throw new NotFoundError(`no account named '${name}'`);
+      return { result: account, change: accountChange('account.update', before, account) };
+    });
   }
 
   listAccounts(): Promise<AccountRecord[]> {
@@ -137,20 +147,23 @@ export class AccountService {
     return { account, keys: keys.length, activeKeys: active.length, lastUsedAt };
   }
 
-  async createKey(accountName: string, expiresInMs?: number): Promise<CreatedKey> {
-    const account = await this.requireAccount(accountName);
+  async createKey(accountName: string, expiresInMs?: number, by?: AuditContext): Promise<CreatedKey> {
     const key = generateApiKey();
-    const now = this.clock.now();
-    const record = await this.store.keys.create(
-      {
-        id: generateKeyId(),
-        accountId: account.id,
-        hash: hashApiKey(key),
-        expiresAt: expiresInMs === undefined ? null : now + expiresInMs,
-      },
-      now,
-    );
-    return { key, record };
+    return this.change(by, async (now, { accounts, keys }) => {
+      const account = await accounts.findByName(accountName);
+      if (!account) throw new NotFoundError(`no account named '${accountName}'`);
+      const record = await keys.create(
+        {
+          id: generateKeyId(),
+          accountId: account.id,
+          hash: hashApiKey(key),
+          expiresAt: expiresInMs === undefined ? null : now + expiresInMs,
+        },
+        now,
+      );
+      const after = { account: account.name, expiresAt: auditTime(record.expiresAt) };
+      return { result: { key, record }, change: keyChange('key.create', record.id, null, after) };
+    });
   }
 
   async listKeys(accountName: string): Promise<ApiKeyRecord[]> {
@@ -158,24 +171,37 @@ export class AccountService {
     return this.store.keys.listForAccount(account.id);
   }
 
-  async revokeKey(keyId: string): Promise<ApiKeyRecord> {
-    if (!(await this.store.keys.revoke(keyId, this.clock.now()))) throw new NotFoundError(`no key with id '${keyId}'`);
-    const record = await this.store.keys.findById(keyId);
-    if (!record) throw new NotFoundError(`no key with id '${keyId}'`);
-    return record;
+  async revokeKey(keyId: string, by?: AuditContext): Promise<ApiKeyRecord> {
+    return this.change(by, async (now, { keys }) => {
+      const before = await keys.findById(keyId);
+      const after = before && (await keys.revoke(keyId, now)) ? await keys.findById(keyId) : undefined;
+      if (!before || !after) throw new NotFoundError(`no key with id '${keyId}'`);
+      const revoked = (key: ApiKeyRecord) => ({ revokedAt: auditTime(key.revokedAt) });
+      return { result: after, change: keyChange('key.revoke', keyId, revoked(before), revoked(after)) };
+    });
   }
 
   /**
    * Ends the key's ban in storage and in the limiter: at once in this process and, through a shared
-   * limiter (Redis), on every instance; the others notice it in storage within one second.
+   * limiter (Redis), on every instance; the others notice it in storage within one second. A ban
+   * recorded in storage is lifted and recorded in the audit trail in one transaction; a ban held by
+   * the limiter alone (its record failed) is recorded right after the limiter ended it.
    */
-  async liftBan(keyId: string): Promise<ApiKeyRecord> {
-    const record = await this.store.keys.findById(keyId);
-    if (!record) throw new NotFoundError(`no key with id '${keyId}'`);
-    const inStorage = await this.store.bans.lift(keyId, this.clock.now());
+  async liftBan(keyId: string, by?: AuditContext): Promise<ApiKeyRecord> {
+    const now = this.clock.now();
+    // The end before is storage's; null for a ban the limiter alone held.
+    const lifting = (until: number | null) =>
+      keyChange('ban.lift', keyId, { bannedUntil: auditTime(until) }, { bannedUntil: null });
+    const { record, inStorage } = await auditedChange(this.store.audit, by, now, async ({ keys, bans }) => {
+      const found = await keys.findById(keyId);
+      if (!found) throw new NotFoundError(`no key with id '${keyId}'`);
+      const lifted = await bans.lift(keyId, now);
+      return { result: { record: found, inStorage: lifted }, change: lifted ? lifting(found.bannedUntil) : undefined };
+    });
     // Also when storage had none: a ban whose record failed lives only in the limiter.
     const inLimiter = (await this.limiterBans?.liftBan({ keyId, accountId: record.accountId })) ?? false;
     if (!inStorage && !inLimiter) throw new NotFoundError(`key '${keyId}' is not banned`);
+    if (!inStorage && by !== undefined) await this.store.audit.record({ at: now, ...by, ...lifting(null) });
     return (await this.store.keys.findById(keyId)) ?? record;
   }
 
@@ -195,6 +221,15 @@ export class AccountService {
     return this.createKey(DEMO_ACCOUNT);
   }
 
+  /** The change, at the clock's time, in one transaction with its audit entry when `by` is known. */
+  private change<T>(
+    by: AuditContext | undefined,
+    work: (now: number, tables: AuditedTables) => Promise<ChangeDone<T>>,
+  ): Promise<T> {
+    const now = this.clock.now();
+    return auditedChange(this.store.audit, by, now, (tables) => work(now, tables));
+  }
+
   private async requireAccount(name: string): Promise<AccountRecord> {
     const account = await this.store.accounts.findByName(name);
     if (!account) throw new NotFoundError(`no account named '${name}'`);
@@ -205,6 +240,29 @@ export class AccountService {
 /** `found`, read with one more than `limit`, as a page: the one more only tells that more follow. */
 function pageOf<T>(found: T[], limit: number): Page<T> {
   return { items: found.slice(0, limit), more: found.length > limit };
+}
+
+/** An account's plan and its effective limits, as the audit trail shows them before and after a change. */
+function planValues(account: AccountRecord): AuditValues {
+  return { plan: account.plan, limits: { ...limitsFor(account) } };
+}
+
+function accountChange(
+  action: 'account.create' | 'account.update',
+  before: AccountRecord | null,
+  after: AccountRecord,
+): AuditChange {
+  const target = { type: 'account', id: after.name } as const;
+  return { action, target, before: before === null ? null : planValues(before), after: planValues(after) };
+}
+
+function keyChange(
+  action: 'key.create' | 'key.revoke' | 'ban.lift',
+  keyId: string,
+  before: AuditValues | null,
+  after: AuditValues,
+): AuditChange {
+  return { action, target: { type: 'key', id: keyId }, before, after };
 }
 
 const LIMIT_NAMES = {

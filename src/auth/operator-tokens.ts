@@ -1,12 +1,15 @@
 import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import { auditTime, type AuditChange, type AuditContext } from '../domain/audit.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type {
+  AuditStore,
   OperatorSessionStore,
   OperatorTokenRecord,
   OperatorTokenStore,
   StoredOperatorToken,
 } from '../storage/store.ts';
+import { auditedChange, type ChangeDone } from './audited-change.ts';
 
 /**
  * Operator token format: `pso_` + 16 base62 characters (the id, stored as is and shown in listings)
@@ -90,21 +93,28 @@ export class OperatorTokenService {
   private readonly store: OperatorTokenStore;
   private readonly sessions: OperatorSessionStore;
   private readonly clock: Clock;
+  /** Where creations and revocations are recorded; without it they cannot be (only verification needs none). */
+  private readonly audit: AuditStore | undefined;
   /** When each token's last use was last written by this process. */
   private readonly lastWritten = new Map<string, number>();
 
-  constructor(stores: OperatorTokenStores, clock: Clock) {
+  constructor(stores: OperatorTokenStores, clock: Clock, audit?: AuditStore) {
     this.store = stores.operatorTokens;
     this.sessions = stores.operatorSessions;
     this.clock = clock;
+    this.audit = audit;
   }
 
-  async create(name?: string): Promise<CreatedOperatorToken> {
+  /** `by`: who asks, recorded in the audit trail with the change (a revocation takes it too). */
+  async create(name?: string, by?: AuditContext): Promise<CreatedOperatorToken> {
     const label = checkName(name);
     const id = randomBase62(ID_LENGTH);
     const secret = randomBase62(SECRET_LENGTH);
-    const record = await this.store.create({ id, hash: hashSecret(secret), name: label }, this.clock.now());
-    return { token: `${OPERATOR_TOKEN_PREFIX}${id}_${secret}`, record };
+    return this.change(by, async (now, tokens) => {
+      const record = await tokens.create({ id, hash: hashSecret(secret), name: label }, now);
+      const change = tokenChange('operator_token.create', id, null, { name: label });
+      return { result: { token: `${OPERATOR_TOKEN_PREFIX}${id}_${secret}`, record }, change };
+    });
   }
 
   list(): Promise<OperatorTokenRecord[]> {
@@ -115,13 +125,31 @@ export class OperatorTokenService {
    * Revokes the token and ends its console sessions. A session is refused from the revocation on
    * even if ending it fails: each use of a session reads its token's revocation too.
    */
-  async revoke(id: string): Promise<OperatorTokenRecord> {
+  async revoke(id: string, by?: AuditContext): Promise<OperatorTokenRecord> {
+    const revoked = await this.change(by, async (now, tokens) => {
+      const before = ID_PATTERN.test(id) ? await tokens.findById(id) : undefined;
+      const after = before && (await tokens.revoke(id, now)) ? await tokens.findById(id) : undefined;
+      if (!before || !after) throw new NotFoundError(`no operator token with id '${id}'`);
+      const revoked = (token: StoredOperatorToken) => ({ revokedAt: auditTime(token.revokedAt) });
+      return {
+        result: withoutHash(after),
+        change: tokenChange('operator_token.revoke', id, revoked(before), revoked(after)),
+      };
+    });
+    await this.sessions.endForToken(id, this.clock.now());
+    return revoked;
+  }
+
+  /** The change, in one transaction with its audit entry when `by` is known. */
+  private change<T>(
+    by: AuditContext | undefined,
+    work: (now: number, tokens: OperatorTokenStore) => Promise<ChangeDone<T>>,
+  ): Promise<T> {
     const now = this.clock.now();
-    const known = ID_PATTERN.test(id) && (await this.store.revoke(id, now));
-    const record = known ? await this.store.findById(id) : undefined;
-    if (!record) throw new NotFoundError(`no operator token with id '${id}'`);
-    await this.sessions.endForToken(id, now);
-    return withoutHash(record);
+    if (this.audit !== undefined)
+      return auditedChange(this.audit, by, now, ({ operatorTokens }) => work(now, operatorTokens));
+    if (by !== undefined) throw new Error('an operator token service without the audit store cannot record a change');
+    return work(now, this.store).then(({ result }) => result);
   }
 
   /**
@@ -160,6 +188,15 @@ export class OperatorTokenService {
       () => this.lastWritten.delete(id),
     );
   }
+}
+
+function tokenChange(
+  action: 'operator_token.create' | 'operator_token.revoke',
+  id: string,
+  before: AuditChange['before'],
+  after: AuditChange['after'],
+): AuditChange {
+  return { action, target: { type: 'operator_token', id }, before, after };
 }
 
 function withoutHash(stored: StoredOperatorToken): OperatorTokenRecord {

@@ -1,6 +1,7 @@
 import { OperatorTokenService, operatorTokenView } from '../auth/operator-tokens.ts';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
+import type { AuditContext } from '../domain/audit.ts';
 import { DomainError, StorageUnavailableError } from '../errors.ts';
 import { limitsFor } from '../domain/plans.ts';
 import { peekAccountWindows } from './account-windows.ts';
@@ -18,6 +19,7 @@ import {
   processOutput,
   type Output,
 } from './output.ts';
+import { cliAuditContext } from '../operator/audit/audit-actors.ts';
 import { petstoreVersion } from '../version.ts';
 
 /**
@@ -27,7 +29,8 @@ import { petstoreVersion } from '../version.ts';
  * only a missing command prints, without --json, the usage to choose from instead.
  */
 
-type Handler = (services: Services, options: Options, out: Output) => Promise<void>;
+/** `by`: the OS user running the command, recorded in the audit trail with every change it makes. */
+type Handler = (services: Services, options: Options, out: Output, by: AuditContext) => Promise<void>;
 
 /** The commands that work on the store; serve, help and version are answered by runCli itself. */
 const COMMANDS: Record<string, Handler> = {
@@ -35,12 +38,12 @@ const COMMANDS: Record<string, Handler> = {
     const applied = await services.store.migrate();
     out.write(out.json ? JSON.stringify({ applied }) : `applied ${applied} migration(s); storage is up to date`);
   },
-  'account create': async (services, options, out) => {
-    const account = await services.accounts.createAccount(text(options.name), planChoice(options));
+  'account create': async (services, options, out, by) => {
+    const account = await services.accounts.createAccount(text(options.name), planChoice(options), by);
     printAccounts(out, [account], true);
   },
-  'account set-plan': async (services, options, out) => {
-    const account = await services.accounts.setPlan(text(options.name), planChoice(options));
+  'account set-plan': async (services, options, out, by) => {
+    const account = await services.accounts.setPlan(text(options.name), planChoice(options), by);
     printAccounts(out, [account], true);
   },
   'account list': async (services, _options, out) => printAccounts(out, await services.accounts.listAccounts(), false),
@@ -50,29 +53,29 @@ const COMMANDS: Record<string, Handler> = {
     const windows = await peekAccountWindows(services, summary.account, limitsFor(summary.account));
     printAccountSummary(out, summary, keys, windows);
   },
-  'key create': async (services, options, out) => {
+  'key create': async (services, options, out, by) => {
     const expiresIn = options['expires-in'] === undefined ? undefined : duration(text(options['expires-in']));
-    printCreatedKey(out, await services.accounts.createKey(text(options.account), expiresIn));
+    printCreatedKey(out, await services.accounts.createKey(text(options.account), expiresIn, by));
   },
   'key list': async (services, options, out) => printKeys(out, await services.accounts.listKeys(text(options.account))),
-  'key revoke': async (services, options, out) => {
-    const key = await services.accounts.revokeKey(text(options.id));
+  'key revoke': async (services, options, out, by) => {
+    const key = await services.accounts.revokeKey(text(options.id), by);
     if (out.json) out.write(JSON.stringify(keyJson(key)));
     else out.write(`revoked ${key.id} at ${iso(key.revokedAt)}; it is refused everywhere within one second`);
   },
-  'ban lift': async (services, options, out) => {
-    const key = await services.accounts.liftBan(text(options.id));
+  'ban lift': async (services, options, out, by) => {
+    const key = await services.accounts.liftBan(text(options.id), by);
     if (out.json) out.write(JSON.stringify(keyJson(key)));
     else out.write(`lifted the ban on ${key.id}; it is accepted everywhere within one second`);
   },
-  'operator token create': async (services, options, out) => {
+  'operator token create': async (services, options, out, by) => {
     const name = options.name === undefined ? undefined : text(options.name);
-    printCreatedOperatorToken(out, await operatorTokens(services).create(name));
+    printCreatedOperatorToken(out, await operatorTokens(services).create(name, by));
   },
   'operator token list': async (services, _options, out) =>
     printOperatorTokens(out, await operatorTokens(services).list()),
-  'operator token revoke': async (services, options, out) => {
-    const token = await operatorTokens(services).revoke(text(options.id));
+  'operator token revoke': async (services, options, out, by) => {
+    const token = await operatorTokens(services).revoke(text(options.id), by);
     if (out.json) out.write(JSON.stringify(operatorTokenView(token)));
     else
       out.write(
@@ -83,7 +86,7 @@ const COMMANDS: Record<string, Handler> = {
 };
 
 function operatorTokens(services: Services): OperatorTokenService {
-  return new OperatorTokenService(services.store, services.clock);
+  return new OperatorTokenService(services.store, services.clock, services.store.audit);
 }
 
 /**
@@ -145,7 +148,7 @@ async function runCommand(
     services = await buildServices(config, { logger: createLogger(config.logLevel, out.logs ?? 2) });
     // Every command works on a fresh store; `migrate` reports what it applied itself.
     if (name !== 'migrate') await services.store.migrate();
-    await command(services, options, out);
+    await command(services, options, out, cliAuditContext(environment));
     return 0;
   } catch (error) {
     return failOperation(out, error);

@@ -38,6 +38,7 @@ export const ADMIN_DOCUMENT: ApiDocument = {
       { name: 'keys', description: 'API keys and bans.' },
       { name: 'usage', description: 'Requests counted per account, key, operation and outcome.' },
       { name: 'operator', description: 'The instance, the operator tokens, and the console session.' },
+      { name: 'audit', description: 'Every change operators made, through this API, the console or the CLI.' },
     ],
     components: {
       securitySchemes: {
@@ -138,11 +139,11 @@ function errorResponse(spec: ErrorResponseSpec): object {
   };
 }
 
-/** A JSON success response of `schema`. */
-export function adminAnswer(description: string, schema: object): object {
+/** A JSON success response of `schema`, with `headers` besides those every answer has. */
+export function adminAnswer(description: string, schema: object, headers: Record<string, object> = {}): object {
   return {
     description,
-    headers: { 'X-Request-Id': REQUEST_ID, 'Cache-Control': CACHE_CONTROL },
+    headers: { 'X-Request-Id': REQUEST_ID, 'Cache-Control': CACHE_CONTROL, ...headers },
     content: { [JSON_TYPE]: { schema } },
   };
 }

@@ -18,6 +18,7 @@ import type { UsageService } from '../usage/usage-service.ts';
 import { ADMIN_DOCUMENT } from './admin-openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { adminSharedSchemas } from './admin/admin-schemas.ts';
+import { AuditService } from './audit/audit-service.ts';
 import { consoleRoutes } from './console/console-routes.ts';
 import { listenerEdges } from './listener-edges.ts';
 import { cachedRender, metricsRoute } from './metrics-route.ts';
@@ -86,7 +87,7 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
 }
 
 async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Promise<void> {
-  const tokens = new OperatorTokenService(admin.store, admin.clock);
+  const tokens = new OperatorTokenService(admin.store, admin.clock, admin.store.audit);
   const gate = new OperatorGate({
     tokens,
     sessions: new OperatorSessionService(admin.store.operatorSessions, admin.clock, admin.config.operatorSession),
@@ -96,7 +97,7 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     failuresPerMinute: admin.authFailuresPerMinute,
   });
   await app.register(operatorAuthentication, { gate });
-  auditLog(app);
+  operatorRequestLog(app);
   await app.register(adminRoutes, {
     accounts: admin.accounts,
     backend: admin.store.backend,
@@ -108,13 +109,17 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     usage: admin.usage,
     gate,
     operatorTokens: tokens,
+    audit: new AuditService(admin.store.audit),
   });
   // Every /console path is behind the operator token but /console/login… (the login page and its assets).
   await app.register(consoleRoutes);
 }
 
-/** One line per request to the admin API and the console, naming the token's id (never the token). */
-function auditLog(app: FastifyInstance): void {
+/**
+ * One line per request to the admin API and the console, naming the token's id (never the token):
+ * what was asked and answered. What changed is the audit trail's (operator/audit/), stored with each change.
+ */
+function operatorRequestLog(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     if (isGuardedPath(request.routeOptions.url ?? request.url.split('?')[0] ?? '')) {
       const { method, url } = request;

@@ -1,4 +1,5 @@
 import type { ColumnType } from 'kysely';
+import type { AuditAction, AuditActor, AuditTargetType } from '../domain/audit.ts';
 import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
 import type { Plan } from '../domain/plans.ts';
 import type { PET_FIELDS, PetFieldName, PetRecord } from '../domain/pet.ts';
@@ -103,6 +104,25 @@ export interface OperatorSessionsTable {
   ended_at: NullableInteger;
 }
 
+/** The audit trail: one row per change an operator made. */
+export interface AuditEntriesTable {
+  id: GeneratedId;
+  at: Integer;
+  actor_kind: AuditActor['kind'];
+  /** The token's id, or the OS user of the CLI. */
+  actor_id: string;
+  /** The token's label; null for the CLI. */
+  actor_name: string | null;
+  action: AuditAction;
+  target_type: AuditTargetType;
+  target_id: string;
+  /** JSON objects of the values; null where there were none (before a creation). */
+  before: string | null;
+  after: string | null;
+  /** The admin API request's id; null for the CLI. */
+  request_id: string | null;
+}
+
 export interface DatabaseSchema {
   pets: PetsTable;
   accounts: AccountsTable;
@@ -112,4 +132,5 @@ export interface DatabaseSchema {
   usage_hours: UsageHoursTable;
   operator_tokens: OperatorTokensTable;
   operator_sessions: OperatorSessionsTable;
+  audit_entries: AuditEntriesTable;
 }

@@ -131,6 +131,35 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
     await db.schema.createIndex('operator_sessions_token').on('operator_sessions').column('token_id').execute();
     await db.schema.createIndex('operator_sessions_started').on('operator_sessions').column('started_at').execute();
   },
+  '0006-audit-trail': async (db, { integerType, generatedId }) => {
+    await db.schema
+      .createTable('audit_entries')
+      .addColumn('id', integerType, generatedId)
+      .addColumn('at', integerType, (column) => column.notNull())
+      .addColumn('actor_kind', 'text', (column) => column.notNull().check(sql`actor_kind IN ('operator_token', 'cli')`))
+      .addColumn('actor_id', 'text', (column) => column.notNull())
+      .addColumn('actor_name', 'text')
+      .addColumn('action', 'text', (column) => column.notNull())
+      .addColumn('target_type', 'text', (column) => column.notNull())
+      .addColumn('target_id', 'text', (column) => column.notNull())
+      .addColumn('before', 'text')
+      .addColumn('after', 'text')
+      .addColumn('request_id', 'text')
+      .execute();
+    // Pages run newest first by (at, id), each filter by its own index; retention deletes by `at`.
+    await db.schema.createIndex('audit_entries_at').on('audit_entries').columns(['at', 'id']).execute();
+    await db.schema
+      .createIndex('audit_entries_actor')
+      .on('audit_entries')
+      .columns(['actor_kind', 'actor_id', 'at'])
+      .execute();
+    await db.schema
+      .createIndex('audit_entries_target')
+      .on('audit_entries')
+      .columns(['target_type', 'target_id', 'at'])
+      .execute();
+    await db.schema.createIndex('audit_entries_action').on('audit_entries').columns(['action', 'at']).execute();
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

@@ -92,6 +92,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
     db,
     pets: new PostgresGroupCommit(db, options.timeoutMs),
     isUniqueViolation: (error) => error instanceof Error && 'code' in error && error.code === '23505',
+    locksRowsForChange: true,
     keepRead: (query) => (parameters) => pool.read(query, parameters),
     callTimeoutMs: options.timeoutMs,
     writeInBackground: async (statements, mode) => {

@@ -12,6 +12,7 @@ import { ConflictError, StorageUnavailableError } from '../errors.ts';
 import type {
   AccountsTable,
   ApiKeysTable,
+  AuditEntriesTable,
   DatabaseSchema,
   IdempotencyKeysTable,
   IntegerValue,
@@ -27,6 +28,11 @@ import type {
   AccountStore,
   ActiveBan,
   ApiKeyRecord,
+  AuditedChange,
+  AuditedTables,
+  AuditEntryRecord,
+  AuditQuery,
+  AuditStore,
   BackgroundWrite,
   BanStore,
   IdempotencyScope,
@@ -58,7 +64,9 @@ import type {
   UsageSeriesQuery,
   UsageStore,
   KeyCallsQuery,
+  NewAuditEntry,
 } from './store.ts';
+import type { AuditValues } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
 import { REFUSAL_OUTCOMES } from '../domain/usage.ts';
@@ -96,6 +104,12 @@ export interface StoreDialect {
    * once this long has passed, however its steps (pool wait, connect, statements) add up.
    */
   readonly callTimeoutMs?: number;
+  /**
+   * Whether a read in the transaction of a change must lock the rows it reads until the commit
+   * (`FOR UPDATE`), so that the values it reads are still those its write replaces: PostgreSQL's.
+   * A SQLite transaction holds the database's one write lock from its start.
+   */
+  readonly locksRowsForChange?: boolean;
   /**
    * A background write (store.ts, BackgroundWrite): the statements in one transaction; false, with
    * nothing written and nothing waited for, when `if-idle` finds storage busy.
@@ -266,6 +280,7 @@ export class SqlStore implements Store {
   readonly operatorTokens: OperatorTokenStore;
   readonly operatorSessions: OperatorSessionStore;
   readonly usage: UsageStore;
+  readonly audit: AuditStore;
   private readonly dialect: StoreDialect;
   private closing: Promise<void> | undefined;
 
@@ -281,6 +296,7 @@ export class SqlStore implements Store {
     this.operatorTokens = new SqlOperatorTokens(dialect, within);
     this.operatorSessions = new SqlOperatorSessions(dialect, within);
     this.usage = new SqlUsage(dialect, within);
+    this.audit = new SqlAudit(dialect, within);
   }
 
   migrate(): Promise<number> {
@@ -297,16 +313,44 @@ export class SqlStore implements Store {
   }
 }
 
+/** The tables whose rows are kept for a time, and the column of each that dates a row. */
+const EXPIRING = { usage_hours: 'hour', audit_entries: 'at' } as const;
+
 /** What every table's store holds: the dialect, its database, and the deadline of a call. */
 abstract class SqlTable {
   protected readonly dialect: StoreDialect;
   protected readonly db: Database;
   protected readonly within: Within;
+  /** Set in the transaction of a change (AuditStore.change) where the backend locks rows read there. */
+  private readonly locksReads: boolean;
 
-  constructor(dialect: StoreDialect, within: Within) {
+  constructor(dialect: StoreDialect, within: Within, inChange = false) {
     this.dialect = dialect;
     this.db = dialect.db;
     this.within = within;
+    this.locksReads = inChange && dialect.locksRowsForChange === true;
+  }
+
+  /**
+   * Deletes the rows of a table kept for a time (usage hours, audit entries) from before `before`,
+   * as a background write; counted first, so that nothing is written while nothing has expired.
+   * How many went, or false when storage was busy.
+   */
+  protected async purgeExpired(table: keyof typeof EXPIRING, before: number): Promise<number | false> {
+    const time = sql.ref(EXPIRING[table]);
+    const count = this.db
+      .selectFrom(table)
+      .select(sql<IntegerValue>`count(*)`.as('count'))
+      .where(time, '<', before);
+    const expired = toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
+    if (expired === 0) return 0;
+    const purge = this.db.deleteFrom(table).where(time, '<', before).compile();
+    return (await this.within(this.dialect.writeInBackground([purge], 'if-idle'))) ? expired : false;
+  }
+
+  /** The read as it is, or locking its rows until the commit in the transaction of a change. */
+  protected forChange<Query extends { forUpdate(): Query }>(query: Query): Query {
+    return this.locksReads ? query.forUpdate() : query;
   }
 }
 
@@ -381,9 +425,8 @@ class SqlAccounts extends SqlTable implements AccountStore {
   }
 
   async findByName(name: string): Promise<AccountRecord | undefined> {
-    const row = await this.within(
-      this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst(),
-    );
+    const select = this.forChange(this.db.selectFrom('accounts').selectAll().where('name', '=', name));
+    const row = await this.within(select.executeTakeFirst());
     return row ? toAccount(row) : undefined;
   }
 
@@ -526,10 +569,12 @@ class SqlKeys extends SqlTable implements KeyStore {
   }
 
   async findById(id: string): Promise<ApiKeyRecord | undefined> {
-    const select = this.db
-      .selectFrom('api_keys as k')
-      .select([...KEY_COLUMNS, bannedUntil])
-      .where('k.id', '=', id);
+    const select = this.forChange(
+      this.db
+        .selectFrom('api_keys as k')
+        .select([...KEY_COLUMNS, bannedUntil])
+        .where('k.id', '=', id),
+    );
     const row = await this.within(select.executeTakeFirst());
     return row ? toKey(row) : undefined;
   }
@@ -678,7 +723,7 @@ class SqlOperatorTokens extends SqlTable implements OperatorTokenStore {
   }
 
   async findById(id: string): Promise<StoredOperatorToken | undefined> {
-    const select = this.db.selectFrom('operator_tokens').selectAll().where('id', '=', id);
+    const select = this.forChange(this.db.selectFrom('operator_tokens').selectAll().where('id', '=', id));
     const row = await this.within(select.executeTakeFirst());
     return row ? toOperatorToken(row) : undefined;
   }
@@ -916,14 +961,81 @@ class SqlUsage extends SqlTable implements UsageStore {
     }));
   }
 
-  async purge(before: number): Promise<number | false> {
-    const count = this.db
-      .selectFrom('usage_hours')
-      .select((eb) => eb.fn.countAll<IntegerValue>().as('count'))
-      .where('hour', '<', before);
-    const expired = toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
-    if (expired === 0) return 0;
-    const purge = this.db.deleteFrom('usage_hours').where('hour', '<', before).compile();
-    return (await this.within(this.dialect.writeInBackground([purge], 'if-idle'))) ? expired : false;
+  purge(before: number): Promise<number | false> {
+    return this.purgeExpired('usage_hours', before);
+  }
+}
+
+const toAuditEntry = (row: Selectable<AuditEntriesTable>): AuditEntryRecord => ({
+  id: toNumber(row.id),
+  at: toNumber(row.at),
+  actor:
+    row.actor_kind === 'cli'
+      ? { kind: 'cli', user: row.actor_id }
+      : { kind: 'operator_token', id: row.actor_id, name: row.actor_name },
+  action: row.action,
+  target: { type: row.target_type, id: row.target_id },
+  before: row.before === null ? null : (JSON.parse(row.before) as AuditValues),
+  after: row.after === null ? null : (JSON.parse(row.after) as AuditValues),
+  requestId: row.request_id,
+});
+
+const auditRowOf = (entry: NewAuditEntry): Insertable<AuditEntriesTable> => ({
+  at: Math.trunc(entry.at),
+  actor_kind: entry.actor.kind,
+  actor_id: entry.actor.kind === 'cli' ? entry.actor.user : entry.actor.id,
+  actor_name: entry.actor.kind === 'cli' ? null : entry.actor.name,
+  action: entry.action,
+  target_type: entry.target.type,
+  target_id: entry.target.id,
+  before: entry.before === null ? null : JSON.stringify(entry.before),
+  after: entry.after === null ? null : JSON.stringify(entry.after),
+  request_id: entry.requestId,
+});
+
+class SqlAudit extends SqlTable implements AuditStore {
+  change<T>(change: (tables: AuditedTables) => Promise<AuditedChange<T>>): Promise<T> {
+    const transaction = this.db.transaction().execute(async (trx) => {
+      // The tables over this transaction; the call's deadline bounds the whole of it.
+      const dialect: StoreDialect = { ...this.dialect, db: trx };
+      const within: Within = (work) => work;
+      const tables: AuditedTables = {
+        accounts: new SqlAccounts(dialect, within, true),
+        keys: new SqlKeys(dialect, within, true),
+        bans: new SqlBans(dialect, within, true),
+        operatorTokens: new SqlOperatorTokens(dialect, within, true),
+      };
+      const { result, entry } = await change(tables);
+      if (entry !== undefined) await trx.insertInto('audit_entries').values(auditRowOf(entry)).execute();
+      return result;
+    });
+    return this.within(transaction);
+  }
+
+  async record(entry: NewAuditEntry): Promise<void> {
+    await this.within(this.db.insertInto('audit_entries').values(auditRowOf(entry)).execute());
+  }
+
+  async list(query: AuditQuery): Promise<AuditEntryRecord[]> {
+    const { actor, target, action, from, to, olderThan } = query;
+    let select = this.db.selectFrom('audit_entries').selectAll();
+    if (actor !== undefined) select = select.where('actor_kind', '=', actor.kind);
+    if (actor?.id !== undefined) select = select.where('actor_id', '=', actor.id);
+    if (target !== undefined) select = select.where('target_type', '=', target.type);
+    if (target?.id !== undefined) select = select.where('target_id', '=', target.id);
+    if (action !== undefined) select = select.where('action', '=', action);
+    if (from !== undefined) select = select.where('at', '>=', from);
+    if (to !== undefined) select = select.where('at', '<', to);
+    if (olderThan !== undefined) {
+      select = select.where((eb) =>
+        eb.or([eb('at', '<', olderThan.at), eb.and([eb('at', '=', olderThan.at), eb('id', '<', olderThan.id)])]),
+      );
+    }
+    const page = select.orderBy('at', 'desc').orderBy('id', 'desc').limit(Math.trunc(query.limit));
+    return (await this.within(page.execute())).map(toAuditEntry);
+  }
+
+  purge(before: number): Promise<number | false> {
+    return this.purgeExpired('audit_entries', before);
   }
 }

@@ -2,6 +2,7 @@
  * The storage seam. Each backend (sqlite-dialect.ts, postgres-dialect.ts) implements `Store` in one
  * file; services depend only on this interface. Times are milliseconds since the epoch.
  */
+import type { AuditAction, AuditActor, AuditChange, AuditContext, AuditTargetType } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
 import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
@@ -201,6 +202,7 @@ export interface Store {
   readonly operatorTokens: OperatorTokenStore;
   readonly operatorSessions: OperatorSessionStore;
   readonly usage: UsageStore;
+  readonly audit: AuditStore;
   /** Applies pending migrations; returns how many were applied. */
   migrate(): Promise<number>;
   /** Resolves when storage answers; used by /readyz. */
@@ -376,5 +378,62 @@ export interface UsageStore {
   /** Requests and refusals per account in `[from, to)`. */
   totalsByAccount(range: { readonly from: number; readonly to: number }): Promise<StoredAccountTotals[]>;
   /** Deletes the hours before `before`, as a background write; how many rows went, or false when busy. */
+  purge(before: number): Promise<number | false>;
+}
+
+/** One entry of the audit trail, as stored: when, who and in which request, and what changed. */
+export interface NewAuditEntry extends AuditContext, AuditChange {
+  readonly at: number;
+}
+
+export interface AuditEntryRecord extends NewAuditEntry {
+  /** Drawn by the database; with `at`, the entry's place in the trail. */
+  readonly id: number;
+}
+
+/** Where a page of the trail ends: the next page holds the entries older than this one (by `at`, then `id`). */
+export interface AuditPosition {
+  readonly at: number;
+  readonly id: number;
+}
+
+/** Entries matching every filter given, newest first (`at`, then `id`, descending). */
+export interface AuditQuery {
+  /** CLI entries (of one OS user, with `id`), or those of one operator token (its id). */
+  readonly actor?: { readonly kind: AuditActor['kind']; readonly id?: string };
+  /** Every target of a type, or the one with `id`. */
+  readonly target?: { readonly type: AuditTargetType; readonly id?: string };
+  readonly action?: AuditAction;
+  /** At or after. */
+  readonly from?: number;
+  /** Before. */
+  readonly to?: number;
+  /** Only the entries that come after this position in that order: the next page. */
+  readonly olderThan?: AuditPosition;
+  readonly limit: number;
+}
+
+/** The tables a change may write in the transaction of its audit entry. */
+export type AuditedTables = Pick<Store, 'accounts' | 'keys' | 'bans' | 'operatorTokens'>;
+
+export interface AuditedChange<T> {
+  readonly result: T;
+  /** The entry to store with the change; undefined when there is none to record. */
+  readonly entry: NewAuditEntry | undefined;
+}
+
+/** The audit trail of operators' changes. */
+export interface AuditStore {
+  /**
+   * Runs `change` in one transaction over `tables` and stores the entry it returns in that same
+   * transaction: both commit, or neither does (a change that throws writes nothing). A row read
+   * through `tables` stays locked until the commit, so the values read before a write are the ones
+   * the write replaced.
+   */
+  change<T>(change: (tables: AuditedTables) => Promise<AuditedChange<T>>): Promise<T>;
+  /** Stores an entry of a change made outside storage (a ban held by the rate limiter alone). */
+  record(entry: NewAuditEntry): Promise<void>;
+  list(query: AuditQuery): Promise<AuditEntryRecord[]>;
+  /** Deletes the entries before `before`, as a background write; how many went, or false when busy. */
   purge(before: number): Promise<number | false>;
 }

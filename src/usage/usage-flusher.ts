@@ -12,6 +12,11 @@ export interface UsageFlusherOptions {
   readonly onFlush?: (result: FlushResult, rows: number) => void;
   /** A flush that failed; its counts are kept for the next one. */
   readonly onFailure?: (error: Error) => void;
+  /**
+   * What else is kept as long as the history (the audit trail): deleted before the same cutoff, by
+   * the same hourly purge; false when storage was busy.
+   */
+  readonly purgeAlso?: (before: number) => Promise<number | false>;
 }
 
 /** Flushes in a row that may find storage busy before one waits for it, as a request would. */
@@ -111,10 +116,16 @@ export class UsageFlusher {
     return this.flushes;
   }
 
-  /** Deletes the hours older than the retention; false when storage was busy (tried again next hour). */
+  /**
+   * Deletes the hours older than the retention, then what `purgeAlso` keeps as long; the hours
+   * deleted, or false when storage was busy for either (tried again next hour).
+   */
   async purgeExpired(): Promise<number | false> {
     const cutoff = bucketStart(this.clock.now() - this.options.retentionDays * DAY_MS, HOUR_MS);
-    return this.store.purge(cutoff);
+    const hours = await this.store.purge(cutoff);
+    // One after the other: on SQLite two background writes at once would find each other busy.
+    const others = (await this.options.purgeAlso?.(cutoff)) ?? 0;
+    return others === false ? false : hours;
   }
 
   /** Stops the timers and stores what is left, waiting for storage as a request would. */

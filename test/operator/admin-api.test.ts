@@ -115,6 +115,7 @@ describeEachBackend('the admin API', (backend) => {
       'GET /accounts/{name}/keys',
       'GET /accounts/{name}/usage',
       'GET /accounts/{name}/usage/history',
+      'GET /audit',
       'GET /bans',
       'GET /deprecated-callers',
       'GET /operator-tokens',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -17,14 +18,14 @@ import { freePort, startServerProcess, type ServerProcess } from '../support/ser
  * The operator console in a real browser, over the real server: Debian's chromium driven by
  * playwright-core, as test/docs-browser.test.ts launches it. Traffic on the public port, made with
  * the keys of one account, must show on the console's charts; the console's Revoke and Lift buttons
- * must act on the public port. Without chromium the suite is skipped with the reason, unless
- * CI=true: then it fails.
+ * must act on the public port, and show in the audit trail with the CLI's changes. Without chromium
+ * the suite is skipped with the reason, unless CI=true: then it fails.
  *
  * Before the server starts, a month of earlier traffic of this account and of a neighbour is written
  * to storage as the flusher writes it, so that the charts have hours and days to draw besides the
  * current one: what they show must be exactly that history plus the requests the test makes.
  *
- * With CONSOLE_SCREENSHOTS=1 the run saves screenshots of the overview, the accounts and an account
+ * With CONSOLE_SCREENSHOTS=1 the run saves screenshots of the overview, the accounts, an account and the audit trail
  * in docs/images, where docs/operations.md shows them; without it, it takes none.
  */
 const CHROMIUM = '/usr/bin/chromium';
@@ -298,6 +299,7 @@ describe('the operator console in a browser', { skip: missing }, () => {
       const clicked = Date.now();
       await rowB.locator('[data-action="revoke"]').click();
       assert.equal((await revoked).status(), 200);
+      const revocationId = (await revoked).headers()['x-request-id'];
       await untilStatus(server, keyB.key, 401, clicked + 1000);
       await page.locator(`tr[data-key="${keyB.id}"][data-state="revoked"]`).waitFor();
 
@@ -317,6 +319,80 @@ describe('the operator console in a browser', { skip: missing }, () => {
       await caller.waitFor();
       assert.equal(await caller.locator('td.number').innerText(), '2');
       assert.equal(await caller.locator('a').innerText(), ACCOUNT);
+
+      // The audit trail: the revocation and the lifting just made, by the console's token, after the CLI's changes.
+      await page.click('nav a[href="/console/audit"]');
+      await page.waitForURL(`${operatorOrigin}/console/audit`);
+      const revocation = page.locator(`tr[data-action="key.revoke"][data-target="key:${keyB.id}"]`);
+      await revocation.waitFor();
+      assert.match(await revocation.innerText(), /console test/);
+      assert.match(
+        await revocation.locator('li[data-field="revokedAt"]').innerText(),
+        /^revokedAt: — → \d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
+      );
+      const lifting = page.locator(`tr[data-action="ban.lift"][data-target="key:${keyA.id}"]`);
+      assert.match(await lifting.locator('li[data-field="bannedUntil"]').innerText(), / → —$/);
+      const actions = await page
+        .locator('tr[data-entry]')
+        .evaluateAll((rows) =>
+          rows.map((row) => `${row.getAttribute('data-action')} ${row.getAttribute('data-actor')}`),
+        );
+      const byConsole = (await revocation.getAttribute('data-actor')) ?? '';
+      const cli = `cli:${userInfo().username}`;
+      assert.deepEqual(actions, [
+        `ban.lift ${byConsole}`,
+        `key.revoke ${byConsole}`,
+        `key.create ${cli}`,
+        `account.create ${cli}`,
+        `key.create ${cli}`,
+        `key.create ${cli}`,
+        `account.create ${cli}`,
+        `operator_token.create ${cli}`,
+      ]);
+      await screenshot(page, 'console-audit.png');
+
+      // The admin API has the same entry, with the request id of the console's call.
+      const found = await fetch(`${operatorDirect}/admin/v1/audit?target=key:${keyB.id}&action=key.revoke`, {
+        headers: { authorization: `Bearer ${operatorToken}` },
+      });
+      const [entry] = ((await found.json()) as { entries: Array<{ actor: unknown; requestId: string }> }).entries;
+      assert.deepEqual(entry?.actor, { kind: 'operator_token', id: byConsole, name: 'console test' });
+      assert.equal(entry.requestId, revocationId);
+
+      // Filtered by action, through the page's form.
+      await page.selectOption('#audit-filters select[name="action"]', 'ban.lift');
+      await Promise.all([page.waitForURL(/\/console\/audit\?.*action=ban\.lift/), page.click('#audit-filters button')]);
+      await page.locator('tr[data-entry]').first().waitFor();
+      assert.deepEqual(
+        await page.locator('tr[data-entry]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-action'))),
+        ['ban.lift'],
+      );
+      // By actor, from a link on a row: the CLI's user.
+      await page.goto(`${operatorOrigin}/console/audit`);
+      await Promise.all([
+        page.waitForURL(/actor=cli/),
+        page.locator(`tr[data-action="operator_token.create"] a[href*="actor="]`).click(),
+      ]);
+      await page.locator('tr[data-entry]').first().waitFor();
+      assert.equal(await page.locator('tr[data-entry]').count(), 6);
+
+      // Pages of three, newest first: the next page's link, until there is none.
+      await page.goto(`${operatorOrigin}/console/audit?limit=3`);
+      const paged: string[] = [];
+      for (;;) {
+        await page.locator('tr[data-entry]').first().waitFor();
+        const rows = page.locator('tr[data-entry]');
+        paged.push(...(await rows.evaluateAll((found) => found.map((row) => row.getAttribute('data-action') ?? ''))));
+        const next = page.locator('a[rel="next"]');
+        if ((await next.count()) === 0) break;
+        assert.equal(await rows.count(), 3);
+        const href = (await next.getAttribute('href')) ?? '';
+        await Promise.all([page.waitForURL(`${operatorOrigin}${href}`), next.click()]);
+      }
+      assert.deepEqual(
+        paged,
+        actions.map((action) => action.split(' ')[0]),
+      );
 
       assert.deepEqual(await cspViolations(page), []);
       assert.deepEqual(problems, []);
@@ -702,14 +778,14 @@ async function untilStatus(target: ServerProcess, key: string, status: number, d
  * so the last one may reach the client first.
  */
 async function untilAdminCounts(
-  operatorUrl: string,
+  operatorDirect: string,
   token: string,
   expectedSince: (from: number) => OutcomeCounts,
 ): Promise<void> {
   const deadline = Date.now() + 10_000;
   const from = new Date(Date.now() - 7 * DAY_MS).toISOString();
   for (;;) {
-    const answer = await fetch(`${operatorUrl}/admin/v1/usage/history?granularity=hour&from=${from}`, {
+    const answer = await fetch(`${operatorDirect}/admin/v1/usage/history?granularity=hour&from=${from}`, {
       headers: { authorization: `Bearer ${token}` },
     });
     const body = (await answer.json()) as { from: string; points: { outcome: UsageOutcome; count: number }[] };

@@ -12,7 +12,14 @@ import { CONSOLE_CONTENT_SECURITY_POLICY, consoleRoutes } from '../../src/operat
  * operator app's authentication is tested with them in console-auth.test.ts): what every page and
  * file is served as, with which headers.
  */
-const PAGES = ['/console', '/console/accounts', '/console/accounts/some-shop', '/console/deprecated', '/console/login'];
+const PAGES = [
+  '/console',
+  '/console/accounts',
+  '/console/accounts/some-shop',
+  '/console/deprecated',
+  '/console/audit',
+  '/console/login',
+];
 
 describe('the console routes', () => {
   let app: FastifyInstance;

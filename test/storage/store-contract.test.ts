@@ -4,7 +4,7 @@ import { ConflictError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import type { PetRecord, PetStatus } from '../../src/domain/pet.ts';
-import type { AccountRecord, ApiKeyRecord, Store } from '../../src/storage/store.ts';
+import type { AccountRecord, ApiKeyRecord, AuditEntryRecord, NewAuditEntry, Store } from '../../src/storage/store.ts';
 import { backends, pgBouncerBackend } from '../support/backends.ts';
 
 /**
@@ -28,10 +28,17 @@ function name(prefix: string): string {
   return `${prefix}-${unique}`;
 }
 
-it('migration names are numbered in order from 0001, so they sort as they must run', () => {
-  assert.deepEqual(
-    MIGRATION_NAMES.map((name) => name.slice(0, 5)),
-    MIGRATION_NAMES.map((_name, index) => `${String(index + 1).padStart(4, '0')}-`),
+it('migration names are numbered upward from 0001, so they sort as they must run', () => {
+  const numbers = MIGRATION_NAMES.map((name) => /^(\d{4})-[a-z0-9-]+$/.exec(name)?.[1]);
+  assert.ok(
+    numbers.every((number) => number !== undefined),
+    `four digits, a dash, a name: ${MIGRATION_NAMES.join(', ')}`,
+  );
+  assert.equal(numbers[0], '0001');
+  // A number may be left out: one taken by a change made on another branch at the same time.
+  assert.ok(
+    numbers.every((number, index) => index === 0 || Number(number) > Number(numbers[index - 1])),
+    `each above the one before: ${MIGRATION_NAMES.join(', ')}`,
   );
 });
 
@@ -591,6 +598,174 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
           assert.equal(await fresh.operatorSessions.find(hash), undefined, hash);
         assert.ok(await fresh.operatorSessions.find('kept'));
         assert.equal(await fresh.operatorSessions.purge(cutoffs), 0);
+      });
+    });
+
+    describe('audit trail', () => {
+      const byToken = { actor: { kind: 'operator_token', id: 'AbCdEfGh01234567', name: 'ops' }, requestId: 'req-1' };
+      const byCli = { actor: { kind: 'cli', user: 'alice' }, requestId: null };
+      const entry = (at: number, fields: Partial<NewAuditEntry> = {}): NewAuditEntry => ({
+        at,
+        ...(byToken as Pick<NewAuditEntry, 'actor' | 'requestId'>),
+        action: 'account.update',
+        target: { type: 'account', id: 'acme' },
+        before: { plan: 'free', limits: { perMinute: 60, perDay: 1000 } },
+        after: { plan: 'pro', limits: { perMinute: 300, perDay: 10_000 } },
+        ...fields,
+      });
+      const withoutIds = (entries: readonly AuditEntryRecord[]) =>
+        entries.map((stored) => Object.fromEntries(Object.entries(stored).filter(([field]) => field !== 'id')));
+
+      it('stores the entry in the transaction of its change: both are written, or neither', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        const written = entry(NOW, { action: 'account.create', target: { type: 'account', id: 'acme' }, before: null });
+        const account = await fresh.audit.change(async ({ accounts }) => {
+          const created = await accounts.create({ name: 'acme', plan: 'pro', perMinute: null, perDay: null }, NOW);
+          assert.deepEqual(await accounts.findByName('acme'), created, 'the change reads its own writes');
+          return { result: created, entry: written };
+        });
+        assert.deepEqual(await fresh.accounts.findByName('acme'), account);
+        const [stored, ...more] = await fresh.audit.list({ limit: 10 });
+        assert.deepEqual(more, []);
+        assert.ok(stored !== undefined && Number.isSafeInteger(stored.id) && stored.id > 0);
+        assert.deepEqual(withoutIds([stored]), [written]);
+
+        // A change that fails after writing leaves neither its write nor its entry.
+        await assert.rejects(
+          fresh.audit.change(async ({ accounts }) => {
+            await accounts.create({ name: 'ghost', plan: 'free', perMinute: null, perDay: null }, NOW);
+            throw new Error('the change fails half-way');
+          }),
+          /half-way/,
+        );
+        // A write the store refuses (a taken name) writes no entry either.
+        await assert.rejects(
+          fresh.audit.change(async ({ accounts }) => ({
+            result: await accounts.create({ name: 'acme', plan: 'free', perMinute: null, perDay: null }, NOW),
+            entry: entry(NOW + 1),
+          })),
+          ConflictError,
+        );
+        assert.equal(await fresh.accounts.findByName('ghost'), undefined);
+        assert.equal((await fresh.audit.list({ limit: 10 })).length, 1);
+
+        // Without an entry the change commits alone; a record stands on its own.
+        await fresh.audit.change(async ({ keys }) => ({
+          result: await keys.create({ id: 'k-plain', accountId: account.id, hash: 'h-plain', expiresAt: null }, NOW),
+          entry: undefined,
+        }));
+        assert.equal((await fresh.keys.findById('k-plain'))?.id, 'k-plain');
+        await fresh.audit.record(entry(NOW + 2, { action: 'ban.lift', target: { type: 'key', id: 'k-plain' } }));
+        assert.deepEqual(
+          (await fresh.audit.list({ limit: 10 })).map((stored) => stored.action),
+          ['ban.lift', 'account.create'],
+        );
+      });
+
+      it('filters by actor, target, action and time, newest first, and pages by position', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        const cli = byCli as Pick<NewAuditEntry, 'actor' | 'requestId'>;
+        const bob = { actor: { kind: 'cli', user: 'bob' }, requestId: null } as Pick<
+          NewAuditEntry,
+          'actor' | 'requestId'
+        >;
+        const written = [
+          entry(NOW),
+          entry(NOW + 1000, { ...cli, action: 'key.create', target: { type: 'key', id: 'key_1' }, before: null }),
+          entry(NOW + 1000, { ...bob, action: 'key.revoke', target: { type: 'key', id: 'key_1' } }),
+          entry(NOW + 2000, { target: { type: 'account', id: 'other' } }),
+          entry(NOW + 3000, {
+            action: 'operator_token.revoke',
+            target: { type: 'operator_token', id: 'Zz00000000000000' },
+            before: { revokedAt: null },
+            after: { revokedAt: new Date(NOW + 3000).toISOString() },
+          }),
+        ];
+        for (const one of written) await fresh.audit.record(one);
+        const all = await fresh.audit.list({ limit: 100 });
+        // Newest first; of two at the same time, the later written first.
+        assert.deepEqual(withoutIds(all), [written[4], written[3], written[2], written[1], written[0]]);
+        const actions = async (query: Omit<Parameters<Store['audit']['list']>[0], 'limit'>) =>
+          (await fresh.audit.list({ ...query, limit: 100 })).map((stored) => `${stored.action} ${stored.target.id}`);
+        assert.deepEqual(await actions({ actor: { kind: 'cli' } }), ['key.revoke key_1', 'key.create key_1']);
+        assert.deepEqual(await actions({ actor: { kind: 'cli', id: 'alice' } }), ['key.create key_1']);
+        assert.deepEqual(await actions({ actor: { kind: 'operator_token', id: 'AbCdEfGh01234567' } }), [
+          'operator_token.revoke Zz00000000000000',
+          'account.update other',
+          'account.update acme',
+        ]);
+        assert.deepEqual(await actions({ actor: { kind: 'operator_token', id: 'AbCdEfGh0123456X' } }), []);
+        assert.deepEqual(await actions({ target: { type: 'account', id: 'acme' } }), ['account.update acme']);
+        assert.deepEqual(await actions({ target: { type: 'key' } }), ['key.revoke key_1', 'key.create key_1']);
+        assert.deepEqual(await actions({ action: 'account.update' }), ['account.update other', 'account.update acme']);
+        assert.deepEqual(await actions({ from: NOW + 1000, to: NOW + 3000 }), [
+          'account.update other',
+          'key.revoke key_1',
+          'key.create key_1',
+        ]);
+        assert.deepEqual(await actions({ action: 'account.update', from: NOW + 1, target: { type: 'account' } }), [
+          'account.update other',
+        ]);
+
+        // Pages of two, each after the last entry of the one before: every entry once, in order.
+        const pages: AuditEntryRecord[][] = [];
+        let olderThan: { at: number; id: number } | undefined;
+        for (;;) {
+          const page = await fresh.audit.list({ limit: 2, ...(olderThan === undefined ? {} : { olderThan }) });
+          if (page.length === 0) break;
+          pages.push(page);
+          const last = page.at(-1) as AuditEntryRecord;
+          olderThan = { at: last.at, id: last.id };
+        }
+        assert.deepEqual(
+          pages.map((page) => page.length),
+          [2, 2, 1],
+        );
+        assert.deepEqual(pages.flat(), all);
+        const [, second] = all as [AuditEntryRecord, AuditEntryRecord];
+        assert.deepEqual(await actions({ actor: { kind: 'cli' }, olderThan: { at: second.at, id: second.id } }), [
+          'key.revoke key_1',
+          'key.create key_1',
+        ]);
+      });
+
+      it('a change reads the values it replaces, however many change the same row at once', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        await fresh.accounts.create({ name: 'contended', plan: 'enterprise', perMinute: 1, perDay: 1 }, NOW);
+        const changes = Array.from({ length: 8 }, (_unused, index) =>
+          fresh.audit.change(async ({ accounts }) => {
+            const found = await accounts.findByName('contended');
+            // Gives the others time to read the row before this one writes it, were it not locked.
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            const changed = await accounts.setPlan('contended', 'enterprise', index + 2, index + 2);
+            return {
+              result: changed,
+              entry: entry(NOW, { before: { perMinute: found?.perMinute ?? null }, after: { perMinute: index + 2 } }),
+            };
+          }),
+        );
+        await Promise.all(changes);
+        const stored = await fresh.audit.list({ limit: 100 });
+        // Each change replaced what the one before it wrote: the befores are the first value and all afters but one.
+        const befores = stored.map((one) => one.before?.perMinute).sort();
+        const afters = stored.map((one) => one.after?.perMinute);
+        const last = (await fresh.accounts.findByName('contended'))?.perMinute;
+        assert.deepEqual(befores, [1, ...afters.filter((value) => value !== last)].sort(), JSON.stringify(stored));
+      });
+
+      it('purges the entries before a time and reports how many', async () => {
+        const fresh = await openFresh();
+        await fresh.migrate();
+        for (const at of [NOW - 2000, NOW - 1000, NOW]) await fresh.audit.record(entry(at));
+        assert.equal(await fresh.audit.purge(NOW - 1000), 1);
+        assert.equal(await fresh.audit.purge(NOW - 1000), 0);
+        assert.deepEqual(
+          (await fresh.audit.list({ limit: 10 })).map((stored) => stored.at),
+          [NOW, NOW - 1000],
+        );
       });
     });
 

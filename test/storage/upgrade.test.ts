@@ -149,6 +149,26 @@ for (const backend of await backends()) {
       await store.operatorTokens.create({ id: 'tok', hash: 'h', name: null }, NOW);
       await store.operatorSessions.start({ hash: 'session', tokenId: 'tok' }, NOW);
       assert.equal((await store.operatorSessions.find('session'))?.token.id, 'tok');
+      // The tables of later migrations are there and empty: the audit trail starts with the upgrade.
+      assert.deepEqual(await store.audit.list({ limit: 10 }), []);
+      const revocation = {
+        at: NOW + 60,
+        actor: { kind: 'cli', user: 'upgrader' },
+        requestId: null,
+        action: 'key.revoke',
+        target: { type: 'key', id: 'kid-used' },
+        before: { revokedAt: null },
+        after: { revokedAt: new Date(NOW + 60).toISOString() },
+      } as const;
+      await store.audit.change(async ({ keys }) => ({
+        result: await keys.revoke('kid-used', NOW + 60),
+        entry: revocation,
+      }));
+      assert.equal((await store.keys.findById('kid-used'))?.revokedAt, NOW + 60);
+      assert.deepEqual(
+        (await store.audit.list({ limit: 10 })).map((entry) => ({ ...entry, id: 0 })),
+        [{ ...revocation, id: 0 }],
+      );
     });
 
     it('a database at release version 1 is adopted and then gets the bans table', async () => {

@@ -44,11 +44,15 @@ export const NPM_CLI: readonly string[] = ['npm', 'run', '-s', 'petstore', '--']
 
 export const runCliProcess: CliRunner = (args, env) => runCliLaunched(NODE_CLI, args, env);
 
-/** The command line run by `launch` from the checkout, with PATH (and HOME, for npm) and `env` only. */
+/**
+ * The command line run by `launch` from the checkout, with PATH (and HOME, for npm) and `env` only;
+ * as another user with `as` (this process must be root).
+ */
 export function runCliLaunched(
   launch: readonly string[],
   args: readonly string[],
   env: Record<string, string>,
+  as?: { readonly uid: number; readonly gid: number },
 ): Promise<CliResult> {
   const [command = '', ...launchArgs] = launch;
   return new Promise((resolve, reject) => {
@@ -62,6 +66,7 @@ export function runCliLaunched(
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...as,
     });
     let stdout = '';
     let stderr = '';

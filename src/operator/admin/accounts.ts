@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { auditContextOf } from '../audit/audit-actors.ts';
 import { AccountPresenter } from './account-presenter.ts';
 import { accountCursor, afterAccount, nextCursor } from './admin-cursors.ts';
 import {
@@ -65,7 +66,7 @@ export const accountRoutes: FastifyPluginAsync<Needs> = async (untyped, options)
     },
     async (request, reply) => {
       const { name, ...choice } = request.body;
-      const account = await accounts.createAccount(name, { ...choice, naming: 'fields' });
+      const account = await accounts.createAccount(name, { ...choice, naming: 'fields' }, auditContextOf(request));
       return reply.code(201).send(await present.account(account, { total: 0, active: 0, lastUsedAt: null }));
     },
   );
@@ -104,7 +105,7 @@ export const accountRoutes: FastifyPluginAsync<Needs> = async (untyped, options)
       },
     },
     async (request, reply) => {
-      await accounts.setPlan(request.params.name, { ...request.body, naming: 'fields' });
+      await accounts.setPlan(request.params.name, { ...request.body, naming: 'fields' }, auditContextOf(request));
       return reply.send(await present.described(request.params.name));
     },
   );

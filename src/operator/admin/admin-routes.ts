@@ -7,9 +7,11 @@ import type { ReadinessCheck } from '../../http/routes/ops.ts';
 import type { RateLimiter } from '../../ratelimit/limiter.ts';
 import type { Store } from '../../storage/store.ts';
 import type { UsageService } from '../../usage/usage-service.ts';
+import type { AuditService } from '../audit/audit-service.ts';
 import type { OperatorGate } from '../operator-auth.ts';
 import { accountUsageRoutes } from './account-usage.ts';
 import { accountRoutes } from './accounts.ts';
+import { auditRoutes } from './audit.ts';
 import { banRoutes } from './bans.ts';
 import { keyRoutes } from './keys.ts';
 import { operatorTokenRoutes } from './operator-tokens.ts';
@@ -31,6 +33,7 @@ export interface AdminRouteOptions {
   readonly usage: UsageService;
   readonly gate: OperatorGate;
   readonly operatorTokens: OperatorTokenService;
+  readonly audit: AuditService;
 }
 
 /**
@@ -47,4 +50,5 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteOptions> = async (app, op
   await app.register(accountUsageRoutes, options);
   await app.register(usageRoutes, options);
   await app.register(operatorTokenRoutes, options);
+  await app.register(auditRoutes, options);
 };

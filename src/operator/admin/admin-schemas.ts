@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ERROR_CODES } from '../../errors.ts';
+import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from '../../domain/audit.ts';
 import { PLANS } from '../../domain/plans.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
 
@@ -294,6 +295,73 @@ export const OperatorTokensSchema = Type.Object(
 );
 export type AdminOperatorTokens = Static<typeof OperatorTokensSchema>;
 
+const AuditValuesSchema = Type.Union(
+  [
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: 'Field by field; times are ISO 8601 strings.',
+    }),
+    Type.Null(),
+  ],
+  { description: 'The values of the fields the change set; null where there were none.' },
+);
+
+export const AuditEntrySchema = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, description: "The entry's number; with `at`, its place in the trail." }),
+    at: Instant('When the change was made.'),
+    actor: Type.Union(
+      [
+        Type.Object(
+          {
+            kind: Type.Literal('operator_token'),
+            id: Type.String({ description: "The operator token's id (never the token)." }),
+            name: Type.Union([Type.String(), Type.Null()], { description: "The token's label; null: none." }),
+          },
+          { additionalProperties: false, description: 'Through the admin API or the console.' },
+        ),
+        Type.Object(
+          {
+            kind: Type.Literal('cli'),
+            user: Type.String({ description: 'The OS user who ran it.' }),
+          },
+          { additionalProperties: false, description: 'Through the `petstore` command-line tool.' },
+        ),
+      ],
+      { description: 'Who made it.' },
+    ),
+    action: Type.Enum(AUDIT_ACTIONS, { type: 'string', description: 'What was done.' }),
+    target: Type.Object(
+      {
+        type: Type.Enum(AUDIT_TARGET_TYPES, { type: 'string' }),
+        id: Type.String({ description: "An account's name, a key's id, an operator token's id." }),
+      },
+      { additionalProperties: false, description: 'What it was done to; a ban lifted is its key.' },
+    ),
+    before: AuditValuesSchema,
+    after: AuditValuesSchema,
+    requestId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The `X-Request-Id` of the admin API request; null for the CLI.',
+    }),
+  },
+  {
+    $id: 'AuditEntry',
+    additionalProperties: false,
+    description: 'One change an operator made. It never holds a key, a token or a hash.',
+  },
+);
+export type AdminAuditEntry = Static<typeof AuditEntrySchema>;
+
+export const AuditTrailSchema = Type.Object(
+  {
+    entries: Type.Array(Type.Unsafe<AdminAuditEntry>(Type.Ref('AuditEntry')), { description: 'Newest first.' }),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'The `cursor` of the next page, with the same filters; null on the last page.',
+    }),
+  },
+  { $id: 'AuditTrail', additionalProperties: false },
+);
+export type AdminAuditTrail = Static<typeof AuditTrailSchema>;
+
 export const adminSharedSchemas = [
   AdminErrorSchema,
   KeySchema,
@@ -310,6 +378,8 @@ export const adminSharedSchemas = [
   DeprecatedCallersSchema,
   OperatorTokenSchema,
   OperatorTokensSchema,
+  AuditEntrySchema,
+  AuditTrailSchema,
 ] as const;
 
 /** The component each name refers to, as a `$ref` with its static type. */
@@ -326,6 +396,7 @@ export const refs = {
   TopAccounts: Type.Unsafe<AdminTopAccounts>(Type.Ref('TopAccounts')),
   DeprecatedCallers: Type.Unsafe<AdminDeprecatedCallers>(Type.Ref('DeprecatedCallers')),
   OperatorTokens: Type.Unsafe<AdminOperatorTokens>(Type.Ref('OperatorTokens')),
+  AuditTrail: Type.Unsafe<AdminAuditTrail>(Type.Ref('AuditTrail')),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -472,3 +543,43 @@ export const KeysQuery = Type.Object(pageFields);
 export type AdminNewAccount = Static<typeof NewAccountBody>;
 export type AdminPlanChange = Static<typeof PlanChangeBody>;
 export type AdminNewKey = Static<typeof NewKeyBody>;
+
+export const AUDIT_LIMIT = { minimum: 1, maximum: 200, default: 50 } as const;
+
+export const AuditQuery = Type.Object({
+  actor: Type.Optional(
+    Type.String({ description: "`cli`, `cli:<OS user>`, or an operator token's id: only that one's changes." }),
+  ),
+  target: Type.Optional(
+    Type.String({
+      description:
+        'A type (`account`, `key`, `operator_token`) for every target of that type, or `<type>:<id>` for one: ' +
+        '`account:acme`, `key:key_…`.',
+    }),
+  ),
+  action: Type.Optional(
+    Type.Enum(AUDIT_ACTIONS, {
+      type: 'string',
+      description: 'Only changes of this action.',
+      'x-expectation': `one of ${AUDIT_ACTIONS.join(', ')}`,
+    }),
+  ),
+  from: Type.Optional(
+    Type.String({ description: 'Changes at or after this ISO 8601 date or date-time with its offset.' }),
+  ),
+  to: Type.Optional(Type.String({ description: 'Changes before this ISO 8601 date or date-time with its offset.' })),
+  limit: Type.Optional(
+    Type.Integer({
+      ...AUDIT_LIMIT,
+      description:
+        `Most entries, ${AUDIT_LIMIT.minimum} to ${AUDIT_LIMIT.maximum}; ` + `${AUDIT_LIMIT.default} when absent.`,
+      'x-expectation': `an integer from ${AUDIT_LIMIT.minimum} to ${AUDIT_LIMIT.maximum}`,
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      description: 'The `nextCursor` of the page before (same filters); absent: the newest entries.',
+      'x-expectation': 'the nextCursor of the page before',
+    }),
+  ),
+});

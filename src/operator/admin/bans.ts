@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { auditContextOf } from '../audit/audit-actors.ts';
 import { BanKeyParams, KeyRef, refs } from './admin-schemas.ts';
 import { iso, keyElement } from './admin-views.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
@@ -52,7 +53,7 @@ export const banRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
       },
     },
     async (request, reply) => {
-      const key = await accounts.liftBan(request.params.keyId);
+      const key = await accounts.liftBan(request.params.keyId, auditContextOf(request));
       return reply.send(keyElement(key, clock.now()));
     },
   );

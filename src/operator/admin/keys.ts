@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { parseDuration } from '../../domain/duration.ts';
 import { ValidationError } from '../../errors.ts';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { auditContextOf } from '../audit/audit-actors.ts';
 import { afterKey, keyCursor, nextCursor } from './admin-cursors.ts';
 import { AccountParams, ADMIN_PAGE_LIMIT, KeyIdParams, KeyRef, KeysQuery, NewKeyBody, refs } from './admin-schemas.ts';
 import { keyElement } from './admin-views.ts';
@@ -67,7 +68,7 @@ export const keyRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
           `field 'expiresIn' must be a duration such as 90s, 15m, 12h, 30d or 2w (got ${JSON.stringify(expiresIn)})`,
         );
       }
-      const created = await accounts.createKey(request.params.name, ms);
+      const created = await accounts.createKey(request.params.name, ms, auditContextOf(request));
       return reply.code(201).send({ key: created.key, ...keyElement(created.record, clock.now()) });
     },
   );
@@ -87,7 +88,7 @@ export const keyRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
       },
     },
     async (request, reply) => {
-      const key = await accounts.revokeKey(request.params.id);
+      const key = await accounts.revokeKey(request.params.id, auditContextOf(request));
       options.keyVerifier.invalidateKey(key.id);
       return reply.send(keyElement(key, clock.now()));
     },

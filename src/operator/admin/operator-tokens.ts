@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { operatorTokenView } from '../../auth/operator-tokens.ts';
+import { auditContextOf } from '../audit/audit-actors.ts';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
 import { OperatorTokenIdParams, OperatorTokenRef, refs } from './admin-schemas.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
@@ -46,6 +47,9 @@ export const operatorTokenRoutes: FastifyPluginAsync<Needs> = async (untyped, { 
         response: { 200: adminAnswer('The revoked token.', OperatorTokenRef), ...adminErrors(400, 403, 404) },
       },
     },
-    async (request, reply) => reply.send(operatorTokenView(await operatorTokens.revoke(request.params.id))),
+    async (request, reply) => {
+      const token = await operatorTokens.revoke(request.params.id, auditContextOf(request));
+      return reply.send(operatorTokenView(token));
+    },
   );
 };

@@ -33,6 +33,7 @@ export const CONSOLE_PAGES = pageTable([
     title: 'Deprecated callers',
     navigation: { label: 'Deprecated callers' },
   },
+  { page: 'audit', url: '/console/audit', title: 'Audit trail', navigation: { label: 'Audit trail' } },
 ]);
 
 export type ConsolePageEntry = (typeof CONSOLE_PAGES)[number];

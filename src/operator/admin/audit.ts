@@ -1,0 +1,55 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { AuditEntryRecord } from '../../storage/store.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { AUDIT_LIMIT, AuditQuery, refs, type AdminAuditEntry } from './admin-schemas.ts';
+import { iso } from './admin-views.ts';
+import type { AdminRouteOptions } from './admin-routes.ts';
+
+type Needs = Pick<AdminRouteOptions, 'audit'>;
+
+const LINK = {
+  type: 'string',
+  description: 'On every page but the last: `</admin/v1/audit?…&cursor=…>; rel="next"`, the next page (same filters).',
+} as const;
+
+/** The audit trail: every change operators made, newest first. */
+export const auditRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => {
+  const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
+  const { audit } = options;
+
+  app.get(
+    `${ADMIN_PREFIX}/audit`,
+    {
+      schema: {
+        operationId: 'listAuditEntries',
+        tags: ['audit'],
+        summary: 'The changes operators made',
+        description:
+          'Every change made through this API, the console or the CLI: accounts created and their plans ' +
+          'changed, keys created and revoked, bans lifted, operator tokens created and revoked. Newest first, ' +
+          'filtered by every parameter given; kept as long as the usage history (`USAGE_RETENTION_DAYS`). A ' +
+          'malformed filter is `400 invalid_query` naming it.',
+        querystring: AuditQuery,
+        response: {
+          200: adminAnswer('A page of entries.', refs.AuditTrail, { Link: LINK }),
+          ...adminErrors(400),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit = AUDIT_LIMIT.default, ...filters } = request.query;
+      const page = await audit.page({ ...filters, limit });
+      if (page.nextCursor !== undefined) {
+        const next = new URLSearchParams({ ...filters, limit: String(limit), cursor: page.nextCursor });
+        reply.header('link', `<${ADMIN_PREFIX}/audit?${next.toString()}>; rel="next"`);
+      }
+      return reply.send({ entries: page.entries.map(auditElement), nextCursor: page.nextCursor ?? null });
+    },
+  );
+};
+
+function auditElement(entry: AuditEntryRecord): AdminAuditEntry {
+  const { id, at, actor, action, target, before, after, requestId } = entry;
+  return { id, at: iso(at), actor, action, target, before, after, requestId };
+}

@@ -1,0 +1,35 @@
+import type { FastifyRequest } from 'fastify';
+import { userInfo } from 'node:os';
+import type { AuditContext } from '../../domain/audit.ts';
+
+/**
+ * Who makes a change through the admin API (and so the console): the operator token of the request,
+ * its id and label, never the token; and the request's id. Every admin route is behind a token, so
+ * a change without one is a route wired wrongly.
+ */
+export function auditContextOf(request: FastifyRequest): AuditContext {
+  const token = request.operatorToken;
+  if (token === undefined) throw new Error(`${request.method} ${request.url} changes something without a token`);
+  return { actor: { kind: 'operator_token', id: token.id, name: token.name }, requestId: request.id };
+}
+
+/**
+ * Who makes a change through the CLI: the OS user running it, as the system's user database names
+ * the process's user; where it has no entry (a container run with a bare uid), the login name the
+ * environment gives, else the uid.
+ */
+export function cliAuditContext(environment: NodeJS.ProcessEnv): AuditContext {
+  return { actor: { kind: 'cli', user: osUser(environment) }, requestId: null };
+}
+
+function osUser(environment: NodeJS.ProcessEnv): string {
+  try {
+    const { username } = userInfo();
+    if (username !== '') return username;
+  } catch {
+    // No entry for this uid: the fallbacks below.
+  }
+  const named = environment.USER ?? environment.LOGNAME ?? environment.USERNAME;
+  if (named !== undefined && named !== '') return named;
+  return process.getuid === undefined ? 'unknown' : `uid ${process.getuid()}`;
+}

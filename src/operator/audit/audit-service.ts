@@ -1,0 +1,94 @@
+import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType } from '../../domain/audit.ts';
+import { ValidationError } from '../../errors.ts';
+import type { AuditEntryRecord, AuditQuery, AuditStore } from '../../storage/store.ts';
+import { parseInstant } from '../../usage/instant.ts';
+import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor.ts';
+
+/** A page of the trail as the admin API asks for it: the query parameters, `action` and `limit` checked already. */
+export interface AuditPageRequest {
+  /** `cli`, `cli:<OS user>`, or an operator token's id. */
+  readonly actor?: string;
+  /** `<type>` or `<type>:<id>`: `account:acme`, `key:key_…`, `operator_token:<id>`. */
+  readonly target?: string;
+  readonly action?: AuditAction;
+  /** ISO 8601 instants: at or after `from`, before `to`. */
+  readonly from?: string;
+  readonly to?: string;
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  readonly entries: readonly AuditEntryRecord[];
+  /** The cursor of the next page; undefined on the last. */
+  readonly nextCursor: string | undefined;
+}
+
+const TOKEN_ID = /^[0-9A-Za-z]{16}$/;
+
+/** The audit trail as operators read it: filtered pages, newest first. Entries are written with their changes. */
+export class AuditService {
+  private readonly store: AuditStore;
+
+  constructor(store: AuditStore) {
+    this.store = store;
+  }
+
+  /** One page; ValidationError (invalid_query) names a filter that is not well-formed. */
+  async page(request: AuditPageRequest): Promise<AuditPage> {
+    const query = auditQueryOf(request);
+    // One more than the page: whether a next page exists, without an empty last one.
+    const found = await this.store.list({ ...query, limit: request.limit + 1 });
+    const entries = found.slice(0, request.limit);
+    const last = entries.at(-1);
+    return { entries, nextCursor: found.length > entries.length && last ? encodeAuditCursor(last) : undefined };
+  }
+}
+
+function auditQueryOf(request: AuditPageRequest): AuditQuery {
+  const from = request.from === undefined ? undefined : parseInstant('from', request.from);
+  const to = request.to === undefined ? undefined : parseInstant('to', request.to);
+  if (from !== undefined && to !== undefined && from >= to) {
+    throw new ValidationError('invalid_query', `from must be before to (got from ${request.from}, to ${request.to})`);
+  }
+  return {
+    ...(request.actor === undefined ? {} : { actor: actorOf(request.actor) }),
+    ...(request.target === undefined ? {} : { target: targetOf(request.target) }),
+    ...(request.action === undefined ? {} : { action: request.action }),
+    ...(from === undefined ? {} : { from }),
+    ...(to === undefined ? {} : { to }),
+    ...(request.cursor === undefined ? {} : { olderThan: decodeAuditCursor(request.cursor) }),
+    limit: request.limit,
+  };
+}
+
+function actorOf(actor: string): NonNullable<AuditQuery['actor']> {
+  if (actor === 'cli') return { kind: 'cli' };
+  if (actor.startsWith('cli:') && actor.length > 'cli:'.length) return { kind: 'cli', id: actor.slice('cli:'.length) };
+  if (TOKEN_ID.test(actor)) return { kind: 'operator_token', id: actor };
+  throw new ValidationError(
+    'invalid_query',
+    "query parameter 'actor' must be cli, cli:<OS user> or an operator token's 16-character id " +
+      `(got ${JSON.stringify(actor)})`,
+  );
+}
+
+function targetOf(target: string): NonNullable<AuditQuery['target']> {
+  const colon = target.indexOf(':');
+  const type = colon < 0 ? target : target.slice(0, colon);
+  const id = colon < 0 ? undefined : target.slice(colon + 1);
+  if (!isTargetType(type) || id === '') {
+    throw new ValidationError(
+      'invalid_query',
+      `query parameter 'target' must be a type (${AUDIT_TARGET_TYPES.join(', ')}), alone or with :<id> as in ` +
+        `account:acme ` +
+        `(got ${JSON.stringify(target)})`,
+    );
+  }
+  return id === undefined ? { type } : { type, id };
+}
+
+function isTargetType(type: string): type is AuditTargetType {
+  return (AUDIT_TARGET_TYPES as readonly string[]).includes(type);
+}
