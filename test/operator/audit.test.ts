@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, it } from 'node:test';
 import { Client } from 'pg';
+import { OperatorTokenService } from '../../src/auth/operator-tokens.ts';
 import { driveToBan, MID } from '../ratelimit/rate-limit-assertions.ts';
 import { runCliInProcess } from '../support/cli-runner.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
@@ -205,8 +206,15 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
           return admin(`/admin/v1/bans/${id}/lift`, { method: 'POST' });
         },
       },
+      'POST /operator-tokens/{id}/revoke': {
+        action: 'operator_token.revoke',
+        make: async () => {
+          const { record } = await new OperatorTokenService(app.publicApp.services.store, clock).create('spare');
+          return admin(`/admin/v1/operator-tokens/${record.id}/revoke`, { method: 'POST' });
+        },
+      },
     };
-    /** The console's session: what the browser holds, not anything the service manages. */
+    /** Logging in and out of the console: its session, not a change to what the service serves. */
     const notChanges = new Set(['POST /session', 'DELETE /session']);
     const document = ok<OpenApiDocument>(await admin('/admin/v1/openapi.json'));
     const changing = Object.entries(document.paths).flatMap(([path, item]) =>
