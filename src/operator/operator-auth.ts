@@ -106,8 +106,8 @@ export class OperatorGate {
 
 /**
  * Whether a path no route serves lies in the areas behind a token: the admin API and the console,
- * but the console's login page and what is under it (`/console/login…`). Also what the audit log
- * records.
+ * but the console's login page and what is under it (`/console/login…`). Also which requests the
+ * `operator request` log line is written for.
  */
 export function isGuardedPath(path: string): boolean {
   if (path === '/admin' || path.startsWith('/admin/')) return true;
