@@ -2,7 +2,7 @@ import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType } from '../.
 import { ValidationError } from '../../errors.ts';
 import type { AuditEntryRecord, AuditQuery, AuditStore } from '../../storage/store.ts';
 import { parseInstant } from '../../usage/instant.ts';
-import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor.ts';
+import { afterAuditEntry, auditCursor } from '../admin/admin-cursors.ts';
 
 /** A page of the trail as the admin API asks for it: the query parameters, `action` and `limit` checked already. */
 export interface AuditPageRequest {
@@ -42,7 +42,7 @@ export class AuditService {
     const found = await this.store.list({ ...query, limit: request.limit + 1 });
     const entries = found.slice(0, request.limit);
     const last = entries.at(-1);
-    return { entries, nextCursor: found.length > entries.length && last ? encodeAuditCursor(last) : undefined };
+    return { entries, nextCursor: found.length > entries.length && last ? auditCursor(last) : undefined };
   }
 }
 
@@ -58,7 +58,7 @@ function auditQueryOf(request: AuditPageRequest): AuditQuery {
     ...(request.action === undefined ? {} : { action: request.action }),
     ...(from === undefined ? {} : { from }),
     ...(to === undefined ? {} : { to }),
-    ...(request.cursor === undefined ? {} : { olderThan: decodeAuditCursor(request.cursor) }),
+    ...(request.cursor === undefined ? {} : { olderThan: afterAuditEntry(request.cursor) }),
     limit: request.limit,
   };
 }
