@@ -10,6 +10,7 @@ export const HTTP_ERROR_CODES = [
   'invalid_query',
   'invalid_path',
   'unauthorized',
+  'insufficient_scope',
   'not_found',
   'gone',
   'method_not_allowed',

@@ -95,7 +95,7 @@ describeEachBackend('GET /v1/usage', (backend) => {
         minute: { limit: 60, remaining: 57, reset: NEXT_MINUTE_SECONDS },
         day: { limit: 1000, remaining: 997, reset: NEXT_MIDNIGHT_SECONDS },
       },
-      key: { id: keyId, expiresAt: null, ban: null },
+      key: { id: keyId, expiresAt: null, scopes: ['pets:read', 'pets:write', 'usage:read'], ban: null },
       deprecated: noDeprecatedCalls(MID),
     });
     const fields = rateLimitOf(answer);

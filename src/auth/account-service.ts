@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { auditTime, type AuditChange, type AuditContext, type AuditValues } from '../domain/audit.ts';
 import { limitsFor, PLANS, type Plan } from '../domain/plans.ts';
+import { ALL_SCOPES, checkScopes } from '../domain/scopes.ts';
 import {
   type AccountKeyStats,
   type AccountPageQuery,
@@ -36,6 +37,14 @@ export interface Page<T> {
 }
 
 const NO_KEYS: AccountKeyStats = Object.freeze({ total: 0, active: 0, lastUsedAt: null });
+
+/** What a new key is issued with. */
+export interface KeyChoice {
+  /** From its creation; never expires when absent. */
+  readonly expiresInMs?: number | undefined;
+  /** Scope names, checked (src/domain/scopes.ts); every scope when absent. */
+  readonly scopes?: readonly string[] | undefined;
+}
 
 export interface CreatedKey {
   /** The plaintext key: shown once, never stored. */
@@ -147,7 +156,9 @@ export class AccountService {
     return { account, keys: keys.length, activeKeys: active.length, lastUsedAt };
   }
 
-  async createKey(accountName: string, expiresInMs?: number, by?: AuditContext): Promise<CreatedKey> {
+  async createKey(accountName: string, choice: KeyChoice = {}, by?: AuditContext): Promise<CreatedKey> {
+    const { expiresInMs } = choice;
+    const scopes = choice.scopes === undefined ? ALL_SCOPES : checkScopes(choice.scopes);
     const key = generateApiKey();
     return this.change(by, async (now, { accounts, keys }) => {
       const account = await accounts.findByName(accountName);
@@ -158,10 +169,11 @@ export class AccountService {
           accountId: account.id,
           hash: hashApiKey(key),
           expiresAt: expiresInMs === undefined ? null : now + expiresInMs,
+          scopes,
         },
         now,
       );
-      const after = { account: account.name, expiresAt: auditTime(record.expiresAt) };
+      const after = { account: account.name, expiresAt: auditTime(record.expiresAt), scopes: [...record.scopes] };
       return { result: { key, record }, change: keyChange('key.create', record.id, null, after) };
     });
   }

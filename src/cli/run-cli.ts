@@ -55,7 +55,7 @@ const COMMANDS: Record<string, Handler> = {
   },
   'key create': async (services, options, out, by) => {
     const expiresIn = options['expires-in'] === undefined ? undefined : duration(text(options['expires-in']));
-    printCreatedKey(out, await services.accounts.createKey(text(options.account), expiresIn, by));
+    printCreatedKey(out, await services.accounts.createKey(text(options.account), { expiresInMs: expiresIn }, by));
   },
   'key list': async (services, options, out) => printKeys(out, await services.accounts.listKeys(text(options.account))),
   'key revoke': async (services, options, out, by) => {

@@ -14,6 +14,7 @@ import { accessLog } from './plugins/access-log.ts';
 import { authentication, type AfterAuthentication } from './plugins/authentication.ts';
 import { crossOrigin } from './plugins/cross-origin.ts';
 import { deprecationNotices } from './plugins/deprecation-notices.ts';
+import { keyScopes } from './plugins/key-scopes.ts';
 import { usageTally, type UsageTallyOptions } from './plugins/usage-tally.ts';
 import { publicDocument } from './public-document.ts';
 import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
@@ -60,8 +61,8 @@ export function publicCore(deps: AppDependencies): CoreOptions {
 
 /**
  * The public API's own parts, in the order of a request: CORS (before authentication, so that
- * preflight requests need no key), authentication and limits, the access log, the usage tally, what
- * deprecated routes announce, the reference page, and the routes.
+ * preflight requests need no key), authentication, limits and scopes, the access log, the usage
+ * tally, what deprecated routes announce, what scoped routes document, the reference page, and the routes.
  */
 export function publicParts(deps: AppDependencies): AppParts {
   const { config } = deps;
@@ -71,6 +72,7 @@ export function publicParts(deps: AppDependencies): AppParts {
     await app.register(accessLog, { metrics: deps.metrics });
     await app.register(usageTally, { ...deps.tally, clock: deps.clock });
     await app.register(deprecationNotices, { publicBaseUrl: config.publicBaseUrl, metrics: deps.metrics });
+    await app.register(keyScopes);
     serveDocsIndexInPlaceOfRedirect(app);
     await registerDocsPage(app, { publicBaseUrl: config.publicBaseUrl });
     await app.register(opsRoutes, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });

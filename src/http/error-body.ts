@@ -10,6 +10,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   invalid_query: 400,
   invalid_path: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   gone: 410,
   method_not_allowed: 405,

@@ -178,6 +178,8 @@ const EXAMPLE_MESSAGES: Readonly<Record<HttpErrorCode, string>> = {
   request_timeout: 'the request did not arrive in time',
   expectation_failed: 'the expectation "something" is not supported; send no Expect header, or Expect: 100-continue',
   headers_too_large: 'the request headers are too large',
+  insufficient_scope:
+    "this API key may not createPet: that needs the scope 'pets:write', and the key has pets:read, usage:read",
   rate_limited: 'rate limit exceeded (60 per minute, per account); retry after 42 s',
   key_banned:
     'this API key is banned until 2030-01-01T12:10:00.000Z for repeated requests after a 429; retry after 600 s',
@@ -197,7 +199,7 @@ interface ErrorResponseSpec {
 }
 
 /** Error statuses an operation may list; 405, 417, 500 and 503 apply to every operation. */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 410 | 413 | 415 | 422 | 429;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429;
 
 const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 417 | 500 | 503, ErrorResponseSpec>> = {
   400: {
@@ -210,6 +212,13 @@ const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 417 | 500 | 503, Erro
     description: 'The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`.',
     codes: ['unauthorized'],
     headers: ['WWW-Authenticate'],
+  },
+  403: {
+    description:
+      'The API key is valid but lacks the scope this operation needs (`insufficient_scope`); ' +
+      '`WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope.',
+    codes: ['insufficient_scope'],
+    headers: [['WWW-Authenticate', 'RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`.']],
   },
   404: { description: 'No such resource (`not_found`).', codes: ['not_found'] },
   405: {

@@ -1,3 +1,4 @@
+import type { KeyScope } from '../domain/scopes.ts';
 import type { UsageOperation } from '../domain/usage.ts';
 
 /** A deprecated operation: when it was deprecated and when it is removed (RFC 9745, RFC 8594). */
@@ -16,6 +17,11 @@ export interface RouteFacts {
   public?: boolean;
   /** A public document: its successful answers may be cached briefly (PUBLIC_DOCUMENT). */
   cacheable?: boolean;
+  /**
+   * The scope a key needs for the route (plugins/key-scopes.ts): a key without it is answered 403
+   * `insufficient_scope`, after being counted. Every authenticated route of the public API has one.
+   */
+  scope?: KeyScope;
   /** What the usage history counts a request of a known key as; a route without one is not counted. */
   usage?: UsageOperation;
   /**

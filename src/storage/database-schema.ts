@@ -50,6 +50,8 @@ export interface ApiKeysTable {
   expires_at: NullableInteger;
   revoked_at: NullableInteger;
   last_used_at: NullableInteger;
+  /** Space-separated scopes (src/domain/scopes.ts); every key issued before scopes existed holds all. */
+  scopes: string;
 }
 
 export interface IdempotencyKeysTable {

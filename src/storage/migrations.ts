@@ -160,6 +160,14 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
       .execute();
     await db.schema.createIndex('audit_entries_action').on('audit_entries').columns(['action', 'at']).execute();
   },
+  '0007-key-scopes': async (db) => {
+    // Every key issued before scopes existed keeps every right. The default stays: an instance of the
+    // release before, still running during a rolling upgrade, issues keys without naming scopes.
+    await db.schema
+      .alterTable('api_keys')
+      .addColumn('scopes', 'text', (column) => column.notNull().defaultTo('pets:read pets:write usage:read'))
+      .execute();
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

@@ -69,6 +69,7 @@ import type {
 import type { AuditValues } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
+import { ALL_SCOPES, scopesFromText, scopesToText } from '../domain/scopes.ts';
 import { REFUSAL_OUTCOMES } from '../domain/usage.ts';
 
 /**
@@ -149,6 +150,7 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   expiresAt: toNullableNumber(row.expires_at),
   revokedAt: toNullableNumber(row.revoked_at),
   lastUsedAt: toNullableNumber(row.last_used_at),
+  scopes: scopesFromText(row.scopes),
   bannedUntil: toNullableNumber(row.banned_until),
 });
 
@@ -499,7 +501,15 @@ class SqlAccounts extends SqlTable implements AccountStore {
   }
 }
 
-const KEY_COLUMNS = ['k.id', 'k.account_id', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at'] as const;
+const KEY_COLUMNS = [
+  'k.id',
+  'k.account_id',
+  'k.created_at',
+  'k.expires_at',
+  'k.revoked_at',
+  'k.last_used_at',
+  'k.scopes',
+] as const;
 
 /** The end of the key's latest unlifted ban. */
 const bannedUntil = (eb: ExpressionBuilder<DatabaseSchema & { k: DatabaseSchema['api_keys'] }, 'k'>) =>
@@ -527,8 +537,15 @@ class SqlKeys extends SqlTable implements KeyStore {
   async create(key: NewApiKey, now: number): Promise<ApiKeyRecord> {
     const insert = this.db
       .insertInto('api_keys')
-      .values({ id: key.id, account_id: key.accountId, hash: key.hash, created_at: now, expires_at: key.expiresAt })
-      .returning(['id', 'account_id', 'created_at', 'expires_at', 'revoked_at', 'last_used_at']);
+      .values({
+        id: key.id,
+        account_id: key.accountId,
+        hash: key.hash,
+        created_at: now,
+        expires_at: key.expiresAt,
+        scopes: scopesToText(key.scopes ?? ALL_SCOPES),
+      })
+      .returning(['id', 'account_id', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'scopes']);
     try {
       return toKey({ ...(await this.within(insert.executeTakeFirstOrThrow())), banned_until: null });
     } catch (error) {
@@ -550,6 +567,7 @@ class SqlKeys extends SqlTable implements KeyStore {
         'a.per_day',
         'k.expires_at',
         'k.revoked_at',
+        'k.scopes',
         bannedUntil,
       ])
       .where('k.hash', '=', hash);
@@ -564,6 +582,7 @@ class SqlKeys extends SqlTable implements KeyStore {
       perDay: toNullableNumber(row.per_day),
       expiresAt: toNullableNumber(row.expires_at),
       revokedAt: toNullableNumber(row.revoked_at),
+      scopes: scopesFromText(row.scopes),
       bannedUntil: toNullableNumber(row.banned_until),
     };
   }

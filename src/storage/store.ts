@@ -5,6 +5,7 @@
 import type { AuditAction, AuditActor, AuditChange, AuditContext, AuditTargetType } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
+import type { KeyScope } from '../domain/scopes.ts';
 import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
 
 export interface PetListQuery {
@@ -59,6 +60,8 @@ export interface ApiKeyRecord {
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;
   readonly lastUsedAt: number | null;
+  /** What the key may do; fixed when it is issued. */
+  readonly scopes: readonly KeyScope[];
   /** End of the key's active ban, if it is banned now or was until recently (see BanStore). */
   readonly bannedUntil: number | null;
 }
@@ -69,6 +72,8 @@ export interface NewApiKey {
   /** SHA-256 of the plaintext key; the plaintext is never stored. */
   readonly hash: string;
   readonly expiresAt: number | null;
+  /** What the key may do; every scope when absent (ALL_SCOPES). */
+  readonly scopes?: readonly KeyScope[];
 }
 
 /** What the hot path needs to know about a presented key, in one lookup. */
@@ -81,6 +86,8 @@ export interface KeyPrincipal {
   readonly perDay: number | null;
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;
+  /** What the key may do: checked on every request from the cached principal. */
+  readonly scopes: readonly KeyScope[];
   /** End of the latest unlifted ban; compare with now. */
   readonly bannedUntil: number | null;
 }

@@ -19,6 +19,7 @@ import {
 import type { ApiKeyRecord, KeyPrincipal, KeyStore, Store } from '../../src/storage/store.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { holdWriteLock } from '../support/sqlite-write-lock.ts';
+import { ALL_SCOPES } from '../../src/domain/scopes.ts';
 
 /**
  * Background writes (BackgroundWrite in src/storage/store.ts), with the keys' last-used write-back
@@ -150,6 +151,7 @@ describe('KeyVerifier keeps what it could not write', () => {
       accountId: 1,
       accountName: 'acct',
       plan: 'free',
+      scopes: ALL_SCOPES,
       perMinute: null,
       perDay: null,
       expiresAt: null,

@@ -319,12 +319,16 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
           expiresAt: NOW + 60_000,
           revokedAt: null,
           lastUsedAt: null,
+          scopes: ['pets:read', 'pets:write', 'usage:read'],
           bannedUntil: null,
         });
+        const readOnlyHash = name('hash-b');
         const second = await store.keys.create(
-          { id: name('kid-a'), accountId: account.id, hash: name('hash-b'), expiresAt: null },
+          { id: name('kid-a'), accountId: account.id, hash: readOnlyHash, expiresAt: null, scopes: ['pets:read'] },
           NOW + 5,
         );
+        assert.deepEqual(second.scopes, ['pets:read']);
+        assert.deepEqual((await store.keys.findPrincipalByHash(readOnlyHash))?.scopes, ['pets:read']);
         assert.deepEqual(await store.keys.findPrincipalByHash(hash), {
           keyId: first.id,
           accountId: account.id,
@@ -334,6 +338,7 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
           perDay: null,
           expiresAt: NOW + 60_000,
           revokedAt: null,
+          scopes: ['pets:read', 'pets:write', 'usage:read'],
           bannedUntil: null,
         });
         assert.equal(await store.keys.findPrincipalByHash('no-such-hash'), undefined);

@@ -14,6 +14,8 @@ import { releaseOneSchema } from './release-1-schema.ts';
 const NOW = Date.UTC(2026, 5, 1, 12);
 const INT64_MAX = 9223372036854775807n;
 const HOUR = 3_600_000;
+/** Keys issued before scopes existed keep every right. */
+const EVERY_SCOPE = ['pets:read', 'pets:write', 'usage:read'];
 
 /** Rows as the first release wrote them; ids are 1, 2, … in a fresh database. */
 const RELEASE_ONE_DATA = `
@@ -89,6 +91,7 @@ for (const backend of await backends()) {
         expiresAt: null,
         revokedAt: NOW + 10,
         lastUsedAt: null,
+        scopes: EVERY_SCOPE,
         bannedUntil: null,
       };
       const expiring = {
@@ -98,6 +101,7 @@ for (const backend of await backends()) {
         expiresAt: NOW + HOUR,
         revokedAt: null,
         lastUsedAt: null,
+        scopes: EVERY_SCOPE,
         bannedUntil: NOW + 2 * HOUR,
       };
       const used = {
@@ -107,6 +111,7 @@ for (const backend of await backends()) {
         expiresAt: null,
         revokedAt: null,
         lastUsedAt: NOW + 20,
+        scopes: EVERY_SCOPE,
         bannedUntil: null,
       };
       assert.deepEqual(await store.keys.listForAccount(2), [revoked, expiring]);
@@ -120,6 +125,7 @@ for (const backend of await backends()) {
         perDay: 5_000_000_000,
         expiresAt: NOW + HOUR,
         revokedAt: null,
+        scopes: EVERY_SCOPE,
         bannedUntil: NOW + 2 * HOUR,
       });
       assert.equal(await store.bans.countSince('kid-used', NOW), 1, 'a lifted ban still counts for escalation');

@@ -23,6 +23,8 @@ export interface TestApp {
     perMinute?: number;
     perDay?: number;
     expiresInMs?: number;
+    /** Scope names as an operator types them; every scope when absent. */
+    scopes?: readonly string[];
   }): Promise<{ key: string; keyId: string; account: string }>;
   /** Runs raw SQL on the app's storage from a separate connection, to break it on purpose. */
   execute(sql: string): Promise<void>;
@@ -108,7 +110,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         perMinute: keyOptions.perMinute,
         perDay: keyOptions.perDay,
       });
-      const created = await services.accounts.createKey(account, keyOptions.expiresInMs);
+      const created = await services.accounts.createKey(account, {
+        expiresInMs: keyOptions.expiresInMs,
+        scopes: keyOptions.scopes,
+      });
       return { key: created.key, keyId: created.record.id, account };
     },
     execute: (sql) => backend.execute(config.databaseUrl, sql),

@@ -148,6 +148,7 @@ export interface components {
         | 'invalid_query'
         | 'invalid_path'
         | 'unauthorized'
+        | 'insufficient_scope'
         | 'not_found'
         | 'gone'
         | 'method_not_allowed'
@@ -204,6 +205,8 @@ export interface components {
         /** @description The key's non-secret id, as `key list` shows it. */
         id: string;
         expiresAt: string | null;
+        /** @description What the key may do: each operation names the scope it needs. Fixed at issue. */
+        scopes: ('pets:read' | 'pets:write' | 'usage:read')[];
         ban: {
           /**
            * Format: date-time
@@ -450,6 +453,24 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
       405: {
         headers: {
@@ -609,6 +630,24 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -866,6 +905,24 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such resource (`not_found`). */
       404: {
         headers: {
@@ -1025,6 +1082,11 @@ export interface operations {
            *       "key": {
            *         "id": "key_3kq9x2m7w1",
            *         "expiresAt": "2027-01-01T00:00:00.000Z",
+           *         "scopes": [
+           *           "pets:read",
+           *           "pets:write",
+           *           "usage:read"
+           *         ],
            *         "ban": null
            *       },
            *       "deprecated": [
@@ -1063,6 +1125,24 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -1251,6 +1331,24 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };

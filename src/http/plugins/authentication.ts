@@ -3,6 +3,7 @@ import { fastifyPlugin } from 'fastify-plugin';
 import { AMBIGUOUS_CREDENTIALS, type KeyVerifier, type Verification } from '../../auth/key-verifier.ts';
 import type { KeyPrincipal } from '../../storage/store.ts';
 import { sendError } from '../error-body.ts';
+import { refuseOutOfScope } from './key-scopes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,10 +33,10 @@ export interface AuthenticationOptions {
 }
 
 /**
- * Authentication and limits, in one onRequest hook: every non-public request, known route or not,
- * must carry a valid key, and is then counted by the limits step. Runs before the body is read, so
- * an unauthenticated client cannot make the service parse 16 KiB. Registered after CORS, so that
- * preflight requests are answered without a key.
+ * Authentication, limits and scopes, in one onRequest hook: every non-public request, known route or
+ * not, must carry a valid key, is then counted by the limits step, and must hold the route's scope.
+ * Runs before the body is read, so an unauthenticated client cannot make the service parse 16 KiB.
+ * Registered after CORS, so that preflight requests are answered without a key.
  */
 export const authentication = fastifyPlugin<AuthenticationOptions>(
   async (app: FastifyInstance, options: AuthenticationOptions) => {
@@ -68,6 +69,7 @@ function authenticator(
     }
     if (verification.ok) request.principal = verification.principal;
     await next(request, reply, verification);
+    if (verification.ok && !reply.sent) refuseOutOfScope(request, reply, verification.principal);
   };
 }
 

@@ -67,7 +67,7 @@ function listPetsRoute(untyped: FastifyInstance, { pets, publicBaseUrl }: PetsRo
   app.get(
     '/v1/pets',
     {
-      config: { usage: 'listPets' },
+      config: { usage: 'listPets', scope: 'pets:read' },
       schema: {
         operationId: 'listPets',
         tags: ['pets'],
@@ -105,7 +105,7 @@ function createPetRoute(untyped: FastifyInstance, { pets, publicBaseUrl }: PetsR
   app.post(
     '/v1/pets',
     {
-      config: { usage: 'createPet' },
+      config: { usage: 'createPet', scope: 'pets:write' },
       schema: {
         operationId: 'createPet',
         tags: ['pets'],
@@ -160,7 +160,7 @@ function getPetRoute(untyped: FastifyInstance, { pets }: PetsRouteOptions): void
     '/v1/pets/:petId',
     {
       // Deprecated: plugins/deprecation-notices.ts adds the headers, marks the document and counts the calls.
-      config: { usage: 'getPet', deprecation: pets.deprecation },
+      config: { usage: 'getPet', scope: 'pets:read', deprecation: pets.deprecation },
       schema: {
         operationId: 'getPet',
         tags: ['pets'],

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { KeyScopesSchema } from '../../auth/key-scopes-schema.ts';
 import { PLANS } from '../../domain/plans.ts';
 import { HOUR_MS } from '../../domain/usage.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
@@ -69,6 +70,7 @@ export const UsageSchema = Type.Object(
       {
         id: Type.String({ description: "The key's non-secret id, as `key list` shows it." }),
         expiresAt: Type.Union([Instant('When the key stops working.'), Type.Null()]),
+        scopes: KeyScopesSchema('What the key may do: each operation names the scope it needs. Fixed at issue.'),
         ban: Type.Union([
           Type.Object(
             {
@@ -163,7 +165,12 @@ export const USAGE_EXAMPLE: Usage = {
     minute: { limit: 60, remaining: 57, reset: 1795000020 },
     day: { limit: 1000, remaining: 940, reset: 1795046400 },
   },
-  key: { id: 'key_3kq9x2m7w1', expiresAt: '2027-01-01T00:00:00.000Z', ban: null },
+  key: {
+    id: 'key_3kq9x2m7w1',
+    expiresAt: '2027-01-01T00:00:00.000Z',
+    scopes: ['pets:read', 'pets:write', 'usage:read'],
+    ban: null,
+  },
   deprecated: [
     {
       operation: 'getPet',

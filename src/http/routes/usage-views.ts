@@ -18,6 +18,7 @@ export function usageOf(
     key: {
       id: principal.keyId,
       expiresAt: principal.expiresAt === null ? null : isoOf(principal.expiresAt),
+      scopes: [...principal.scopes],
       ban: ban === null ? null : { until: isoOf(ban.until), retryAfter: ban.retryAfterSeconds },
     },
     deprecated: deprecated === null ? null : deprecated.map(deprecatedUsageView),

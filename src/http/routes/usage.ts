@@ -39,7 +39,7 @@ export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped
   app.get(
     '/v1/usage',
     {
-      config: { usage: 'usage', reportsStanding: true },
+      config: { usage: 'usage', scope: 'usage:read', reportsStanding: true },
       schema: {
         operationId: 'getUsage',
         tags: ['usage'],
@@ -73,7 +73,7 @@ export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped
   app.get(
     '/v1/usage/history',
     {
-      config: { usage: 'usage', reportsStanding: true },
+      config: { usage: 'usage', scope: 'usage:read', reportsStanding: true },
       schema: {
         operationId: 'getUsageHistory',
         tags: ['usage'],

@@ -68,7 +68,7 @@ export const keyRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
           `field 'expiresIn' must be a duration such as 90s, 15m, 12h, 30d or 2w (got ${JSON.stringify(expiresIn)})`,
         );
       }
-      const created = await accounts.createKey(request.params.name, ms, auditContextOf(request));
+      const created = await accounts.createKey(request.params.name, { expiresInMs: ms }, auditContextOf(request));
       return reply.code(201).send({ key: created.key, ...keyElement(created.record, clock.now()) });
     },
   );

@@ -1,0 +1,48 @@
+import { ValidationError } from '../errors.ts';
+
+/**
+ * What a key may do. Each route of the public API names the one scope it needs in its config
+ * (src/http/route-facts.ts); a key holds a fixed set of them, chosen when it is issued.
+ */
+export const KEY_SCOPES = ['pets:read', 'pets:write', 'usage:read'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+/** What a key issued without a choice holds, and what every key issued before scopes existed holds. */
+export const ALL_SCOPES: readonly KeyScope[] = Object.freeze([...KEY_SCOPES]);
+
+/** A refused list of scopes; the message names every valid scope. */
+function invalidScopes(detail: string): ValidationError {
+  return new ValidationError('invalid_body', `${detail}; valid scopes are ${KEY_SCOPES.join(', ')}`);
+}
+
+export function isKeyScope(value: string): value is KeyScope {
+  return (KEY_SCOPES as readonly string[]).includes(value);
+}
+
+/**
+ * The scopes named, in the canonical order of KEY_SCOPES, each once. Refuses an empty list and an
+ * unknown name: a key that may do nothing is a mistake, and a mistyped scope must not be dropped.
+ */
+export function checkScopes(names: readonly string[]): readonly KeyScope[] {
+  if (names.length === 0) throw invalidScopes('a key needs at least one scope');
+  const unknown = names.filter((name) => !isKeyScope(name));
+  if (unknown.length > 0) {
+    const listed = unknown.map((name) => `'${name}'`).join(', ');
+    throw invalidScopes(`unknown scope${unknown.length > 1 ? 's' : ''} ${listed}`);
+  }
+  return Object.freeze(KEY_SCOPES.filter((scope) => names.includes(scope)));
+}
+
+/** How a key's scopes are stored: space-separated, as OAuth writes a `scope` (RFC 6749 section 3.3). */
+export function scopesToText(scopes: readonly KeyScope[]): string {
+  return scopes.join(' ');
+}
+
+/**
+ * A stored scope text read back. Only this service writes it, so an unknown name is a newer
+ * release's scope that this one cannot grant: it is dropped rather than failing the key's every call.
+ */
+export function scopesFromText(text: string): readonly KeyScope[] {
+  const names = text.split(' ');
+  return Object.freeze(KEY_SCOPES.filter((scope) => names.includes(scope)));
+}
