@@ -8,7 +8,8 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
 /**
  * A route carries its own facts in its config, and nothing else lists paths: a route added to the
  * real public app with nothing but its config gets 405s for the other methods, is behind a key
- * unless it says it is public, and counts in the usage history as the operation it names.
+ * unless it says it is public, needs the scope it names, and counts in the usage history as the
+ * operation it names.
  */
 describe('a route registered with nothing but its config', () => {
   let base: TestApp;
@@ -19,7 +20,7 @@ describe('a route registered with nothing but its config', () => {
     base = await startTestApp();
     app = await buildHttpApp(publicCore(base.services), async (scope) => {
       await publicParts(base.services)(scope);
-      scope.get('/v1/pets-of-the-day', { config: { usage: 'listPets' } }, async (_request, reply) =>
+      scope.get('/v1/pets-of-the-day', { config: { usage: 'listPets', scope: 'pets:read' } }, async (_request, reply) =>
         reply.type('application/json; charset=utf-8').send('[]'),
       );
       scope.get('/v1/store-hours', { config: { public: true } }, async (_request, reply) =>
@@ -49,6 +50,32 @@ describe('a route registered with nothing but its config', () => {
     }
     const anonymous = await fetch(`${url}/v1/pets-of-the-day`, { method: 'DELETE' });
     assert.equal(anonymous.status, 401, 'a path behind a key answers 401 before 405');
+  });
+
+  it('needs the scope its config names, and the document says so', async () => {
+    const writer = await base.newKey({ scopes: ['pets:write'] });
+    const refused = await fetch(`${url}/v1/pets-of-the-day`, { headers: { authorization: `Bearer ${writer.key}` } });
+    assert.equal(refused.status, 403);
+    assert.equal(((await refused.json()) as { code: string }).code, 'insufficient_scope');
+    const reader = await base.newKey({ scopes: ['pets:read'] });
+    const served = await fetch(`${url}/v1/pets-of-the-day`, { headers: { authorization: `Bearer ${reader.key}` } });
+    assert.equal(served.status, 200);
+    const document = (await (await fetch(`${url}/v1/openapi.json`)).json()) as {
+      paths: Record<string, { get: { security: unknown; responses: Record<string, unknown> } }>;
+    };
+    const operation = document.paths['/pets-of-the-day']?.get;
+    assert.deepEqual(operation?.security, [{ bearerAuth: ['pets:read'] }]);
+    assert.ok(operation?.responses['403'], 'the 403 of a key without the scope is documented');
+  });
+
+  it('may not be behind a key without naming a scope: the app is not built', async () => {
+    await assert.rejects(
+      buildHttpApp(publicCore(base.services), async (scope) => {
+        await publicParts(base.services)(scope);
+        scope.get('/v1/unguarded', { config: { usage: 'listPets' } }, async () => '[]');
+      }),
+      /GET \/v1\/unguarded is behind a key but names no scope/,
+    );
   });
 
   it('answers a public path without a key, its 405s too', async () => {

@@ -62,7 +62,7 @@ export function publicCore(deps: AppDependencies): CoreOptions {
 /**
  * The public API's own parts, in the order of a request: CORS (before authentication, so that
  * preflight requests need no key), authentication, limits and scopes, the access log, the usage
- * tally, what deprecated routes announce, what scoped routes document, the reference page, and the routes.
+ * tally, what deprecated routes announce, the reference page, what scoped routes document, and the routes.
  */
 export function publicParts(deps: AppDependencies): AppParts {
   const { config } = deps;
@@ -72,9 +72,10 @@ export function publicParts(deps: AppDependencies): AppParts {
     await app.register(accessLog, { metrics: deps.metrics });
     await app.register(usageTally, { ...deps.tally, clock: deps.clock });
     await app.register(deprecationNotices, { publicBaseUrl: config.publicBaseUrl, metrics: deps.metrics });
-    await app.register(keyScopes);
     serveDocsIndexInPlaceOfRedirect(app);
     await registerDocsPage(app, { publicBaseUrl: config.publicBaseUrl });
+    // After the reference page, which marks its own routes public as they are registered.
+    await app.register(keyScopes);
     await app.register(opsRoutes, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
     await app.register(petRoutes, { pets: deps.pets, publicBaseUrl: config.publicBaseUrl });
     await app.register(usageRoutes, { usage: deps.usage, storageTimeoutMs: config.storageTimeoutMs });

@@ -47,7 +47,8 @@ export function answerOtherMethods(app: FastifyInstance, known: RoutesByPath): v
     app.route({
       method: others,
       url,
-      config: { public: open },
+      // Any valid key learns which methods a path has: the scopes guard what the methods do.
+      config: { public: open, scope: null },
       schema: { hide: true },
       // Answered after authentication (and limits) but before the body is read: its body is irrelevant.
       // Answered here: a callback hook that sends does not call done().

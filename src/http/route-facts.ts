@@ -19,9 +19,10 @@ export interface RouteFacts {
   cacheable?: boolean;
   /**
    * The scope a key needs for the route (plugins/key-scopes.ts): a key without it is answered 403
-   * `insufficient_scope`, after being counted. Every authenticated route of the public API has one.
+   * `insufficient_scope`, after being counted. Every route of the public API behind a key names one;
+   * `null` says, explicitly, that any valid key will do (the 405s of a path).
    */
-  scope?: KeyScope;
+  scope?: KeyScope | null;
   /** What the usage history counts a request of a known key as; a route without one is not counted. */
   usage?: UsageOperation;
   /**

@@ -9,12 +9,18 @@ const SCHEME = 'bearerAuth';
 
 /**
  * What a route's `scope` (its config) tells the document: the operation's security requirement names
- * the scope, and its answers include the 403 a key without it gets. Register before the routes.
+ * the scope, and its answers include the 403 a key without it gets. A route behind a key that names
+ * no scope (nor `null`, any key) is refused when it is registered: left out, it would be open to
+ * every key. Register before the routes.
  */
 export const keyScopes = fastifyPlugin(
   async (app: FastifyInstance) => {
     app.addHook('onRoute', (route) => {
-      if (route.config?.scope !== undefined) documentScope(route, route.config.scope);
+      if (route.config?.public === true) return;
+      const scope = route.config?.scope;
+      if (scope === undefined)
+        throw new Error(`${String(route.method)} ${route.url} is behind a key but names no scope`);
+      if (scope !== null) documentScope(route, scope);
     });
   },
   { name: 'key-scopes' },
@@ -34,7 +40,7 @@ function documentScope(route: RouteOptions, scope: string): void {
  */
 export function refuseOutOfScope(request: FastifyRequest, reply: FastifyReply, principal: KeyPrincipal): void {
   const scope = request.routeOptions.config.scope;
-  if (scope === undefined || principal.scopes.includes(scope)) return;
+  if (scope === undefined || scope === null || principal.scopes.includes(scope)) return;
   const operation = `${request.method} ${request.routeOptions.url ?? request.url}`;
   const held = principal.scopes.join(', ');
   reply.header(
