@@ -56,7 +56,8 @@ describe('the audit trail of the CLI', { concurrency: true }, () => {
     const started = Date.now();
     await box.ok('account', 'create', '--name', 'acme', '--plan', 'pro');
     await box.ok(...'account set-plan --name acme --plan enterprise --per-minute 9 --per-day 99'.split(' '));
-    const key = JSON.parse(await box.ok('key', 'create', '--account', 'acme', '--json')) as { id: string; key: string };
+    const created = await box.ok('key', 'create', '--account', 'acme', '--scopes', 'pets:read', '--json');
+    const key = JSON.parse(created) as { id: string; key: string };
     // A ban as the server records one.
     const store = await openStore(loadConfig(box.env));
     const until = Date.now() + 3_600_000;
@@ -111,7 +112,7 @@ describe('the audit trail of the CLI', { concurrency: true }, () => {
           action: 'key.create',
           target: { type: 'key', id: key.id },
           before: null,
-          after: { account: 'acme', expiresAt: null },
+          after: { account: 'acme', expiresAt: null, scopes: ['pets:read'] },
         },
         {
           action: 'ban.lift',

@@ -228,7 +228,7 @@ describe('petstore CLI usage', () => {
     const shown = (await jsonOf(['account', 'show', '--name', 'acme', '--json'], env)) as {
       keys: number;
       activeKeys: number;
-      keyList: Array<Record<string, string | null>>;
+      keyList: Array<{ id: string; expiresAt: string | null; revokedAt: string | null; bannedUntil: string | null }>;
     };
     assert.equal(shown.keys, 4, 'the count stays a number');
     assert.equal(shown.activeKeys, 3, 'the revoked key is not active');
@@ -242,6 +242,7 @@ describe('petstore CLI usage', () => {
       expiresAt: null,
       revokedAt: null,
       bannedUntil: null,
+      scopes: ['pets:read', 'pets:write', 'usage:read'],
     });
     assert.equal(keys.get(expiring.id)?.expiresAt, expiring.expiresAt);
     assert.match(keys.get(revoked.id)?.revokedAt ?? '', ISO);
@@ -253,12 +254,13 @@ describe('petstore CLI usage', () => {
     assert.ok(blank > 0, `a blank line ends the fields: ${text.lines.join('\n')}`);
     assert.ok(text.lines.slice(0, blank).includes('keys:        4 (3 active)'), text.lines.join('\n'));
     const [header, ...rows] = text.lines.slice(blank + 1).map((line) => line.split(/ {2,}/));
-    assert.deepEqual(header, ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL']);
+    assert.deepEqual(header, ['ID', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL']);
     const byId = new Map(rows.map((cells) => [cells[0], cells]));
     assert.deepEqual([...byId.keys()].sort(), created.map((key) => key.id).sort());
-    assert.deepEqual(byId.get(plain.id), [plain.id, plain.createdAt, '-', '-', '-', '-']);
-    assert.equal(byId.get(expiring.id)?.[3], expiring.expiresAt);
-    assert.match(byId.get(revoked.id)?.[4] ?? '', ISO);
-    assert.equal(byId.get(banned.id)?.[5], new Date(bannedUntil).toISOString());
+    const everyScope = 'pets:read,pets:write,usage:read';
+    assert.deepEqual(byId.get(plain.id), [plain.id, everyScope, plain.createdAt, '-', '-', '-', '-']);
+    assert.equal(byId.get(expiring.id)?.[4], expiring.expiresAt);
+    assert.match(byId.get(revoked.id)?.[5] ?? '', ISO);
+    assert.equal(byId.get(banned.id)?.[6], new Date(bannedUntil).toISOString());
   });
 });

@@ -69,7 +69,11 @@ interface KeyJson {
   readonly expiresAt: string | null;
   readonly revokedAt: string | null;
   readonly bannedUntil: string | null;
+  readonly scopes: readonly string[];
 }
+
+/** What a key issued without --scopes may do. */
+const ALL_SCOPES = ['pets:read', 'pets:write', 'usage:read'];
 
 interface CreatedKeyJson extends KeyJson {
   readonly key: string;
@@ -264,7 +268,7 @@ function assertKeyShape(key: KeyJson): void {
     Object.keys(key)
       .filter((field) => field !== 'key')
       .sort(),
-    ['bannedUntil', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'revokedAt'],
+    ['bannedUntil', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'revokedAt', 'scopes'],
     `key fields, got ${JSON.stringify(key)}`,
   );
   assert.match(key.id, KEY_ID);
@@ -852,6 +856,7 @@ describe('petstore CLI', { concurrency: true }, () => {
       const human = await box.cli('key', 'list', '--account', 'acme');
       assert.deepEqual(cellsOf(linesOf(human)[0] ?? ''), [
         'ID',
+        'SCOPES',
         'CREATED',
         'LAST USED',
         'EXPIRES',
@@ -862,6 +867,7 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.deepEqual([...rows.keys()].sort(), [plain.id, expiring.id, revoked.id].sort());
       assert.deepEqual(rows.get(plain.id), {
         ID: plain.id,
+        SCOPES: ALL_SCOPES.join(','),
         CREATED: plain.createdAt,
         'LAST USED': '-',
         EXPIRES: '-',
@@ -879,6 +885,7 @@ describe('petstore CLI', { concurrency: true }, () => {
         expiresAt: null,
         revokedAt: null,
         bannedUntil: null,
+        scopes: ALL_SCOPES,
       });
       assert.equal(listed.get(expiring.id)?.expiresAt, expiring.expiresAt);
       const revokedAt = Date.parse(listed.get(revoked.id)?.revokedAt ?? '');

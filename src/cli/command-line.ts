@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { KEY_SCOPES } from '../domain/scopes.ts';
 import { nearest } from './suggest.ts';
 
 /** Bad arguments (exit 2); `code` is what --json reports. */
@@ -27,10 +28,16 @@ const FLAGS = {
   'per-day': { type: 'string' },
   account: { type: 'string' },
   'expires-in': { type: 'string' },
+  scopes: { type: 'string' },
   id: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Flag = keyof typeof FLAGS;
+
+/** What a flag's value is, where a message about a missing value should say it. */
+const VALUE_HINTS: Partial<Record<Flag, string>> = {
+  scopes: `one or more of ${KEY_SCOPES.join(', ')}, separated by commas`,
+};
 
 /** Options every command takes. */
 const GLOBAL_FLAGS: readonly Flag[] = ['json', 'help', 'version'];
@@ -83,15 +90,15 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   },
   {
     name: 'key create',
-    synopsis: '--account NAME [--expires-in DURATION]',
+    synopsis: '--account NAME [--expires-in DURATION] [--scopes SCOPES]',
     description: 'a new key, printed once, alone on the last line',
-    options: ['account', 'expires-in'],
+    options: ['account', 'expires-in', 'scopes'],
     required: ['account'],
   },
   {
     name: 'key list',
     synopsis: '--account NAME',
-    description: "the account's keys: created, last used, expiry, revocation, ban",
+    description: "the account's keys: scopes, created, last used, expiry, revocation, ban",
     options: ['account'],
     required: ['account'],
   },
@@ -146,6 +153,9 @@ const DESCRIPTION_COLUMN = 48;
 
 const NOTES = `plans: free, pro, business, enterprise (enterprise needs --per-minute and --per-day)
 DURATION: 90s, 15m, 12h, 30d, 2w
+SCOPES: comma-separated, all three when --scopes is left out: pets:read (list and get pets),
+  pets:write (create pets), usage:read (GET /v1/usage and /v1/usage/history); a key's scopes
+  never change: to change them, create a new key and revoke the old one
 --json: one line of JSON instead of text, failures included; help --json lists the commands
 configuration comes from the environment (DATABASE_URL, …), as for the server
 exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration`;
@@ -306,10 +316,15 @@ function checkValue(token: OptionToken): void {
     if (token.value !== undefined) throw new UsageError(`${flag} takes no value`);
     return;
   }
-  if (token.value === undefined) throw new UsageError(`${flag} needs a value`);
+  if (token.value === undefined) throw needsValue(token.name as Flag);
   // `--name --json`: the value was most likely forgotten; a value that starts with a dash is written inline.
   if (!token.inlineValue && token.value.startsWith('-'))
     throw new UsageError(`${flag} needs a value (got ${token.value}; write ${flag}=${token.value} if you mean it)`);
+}
+
+function needsValue(flag: Flag): UsageError {
+  const hint = VALUE_HINTS[flag];
+  return new UsageError(`--${flag} needs a value${hint === undefined ? '' : `: ${hint}`}`);
 }
 
 function strictValues(argv: readonly string[]): Options {
@@ -325,7 +340,7 @@ function checkFlags(spec: CommandSpec, values: Options): void {
   for (const [flag, value] of Object.entries(values)) {
     if (GLOBAL_FLAGS.includes(flag as Flag) || value === undefined) continue;
     if (!spec.options.includes(flag as Flag)) throw new UsageError(`'${spec.name}' does not take --${flag}`);
-    if (value === '') throw new UsageError(`--${flag} needs a value`);
+    if (value === '') throw needsValue(flag as Flag);
   }
   for (const flag of spec.required)
     if (values[flag] === undefined) throw new UsageError(`'${spec.name}' needs --${flag}`);

@@ -123,7 +123,13 @@ export function keyJson(key: ApiKeyRecord): object {
     expiresAt: isoOrNull(key.expiresAt),
     revokedAt: isoOrNull(key.revokedAt),
     bannedUntil: activeBan(key),
+    scopes: [...key.scopes],
   };
+}
+
+/** As `--scopes` takes them: `pets:read,usage:read`. */
+function scopesText(key: ApiKeyRecord): string {
+  return key.scopes.join(',');
 }
 
 function activeBan(key: ApiKeyRecord): string | null {
@@ -200,9 +206,10 @@ export function printKeys(out: Output, keys: ApiKeyRecord[]): void {
   }
   table(
     out,
-    ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL'],
+    ['ID', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL'],
     keys.map((key) => [
       key.id,
+      scopesText(key),
       iso(key.createdAt),
       iso(key.lastUsedAt),
       iso(key.expiresAt),
@@ -218,7 +225,7 @@ export function printCreatedKey(out: Output, created: CreatedKey): void {
     return;
   }
   const expiry = created.record.expiresAt === null ? '' : `, expires ${iso(created.record.expiresAt)}`;
-  out.write(`created key ${created.record.id}${expiry}`);
+  out.write(`created key ${created.record.id} with scopes ${scopesText(created.record)}${expiry}`);
   out.write('the key is shown once; store it now:');
   // The key alone on the last line, so scripts can take it with `tail -n 1`.
   out.write(created.key);

@@ -55,7 +55,8 @@ const COMMANDS: Record<string, Handler> = {
   },
   'key create': async (services, options, out, by) => {
     const expiresIn = options['expires-in'] === undefined ? undefined : duration(text(options['expires-in']));
-    printCreatedKey(out, await services.accounts.createKey(text(options.account), { expiresInMs: expiresIn }, by));
+    const choice = { expiresInMs: expiresIn, scopes: scopeNames(options.scopes) };
+    printCreatedKey(out, await services.accounts.createKey(text(options.account), choice, by));
   },
   'key list': async (services, options, out) => printKeys(out, await services.accounts.listKeys(text(options.account))),
   'key revoke': async (services, options, out, by) => {
@@ -201,6 +202,17 @@ function duration(value: string): number {
   if (ms === undefined)
     throw new UsageError(`--expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w (got '${value}')`);
   return ms;
+}
+
+/**
+ * `--scopes pets:read, usage:read` as the names typed, spaces around commas dropped; the account
+ * service checks them (an empty or unknown one is refused, naming the valid scopes).
+ */
+function scopeNames(value: string | boolean | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return text(value)
+    .split(',')
+    .map((name) => name.trim());
 }
 
 function text(value: string | boolean | undefined): string {

@@ -25,6 +25,8 @@ export function isKeyScope(value: string): value is KeyScope {
  */
 export function checkScopes(names: readonly string[]): readonly KeyScope[] {
   if (names.length === 0) throw invalidScopes('a key needs at least one scope');
+  // `pets:read,,usage:read` typed on the command line: named as empty, not as an unknown ''.
+  if (names.includes('')) throw invalidScopes('a scope is empty');
   const unknown = names.filter((name) => !isKeyScope(name));
   if (unknown.length > 0) {
     const listed = unknown.map((name) => `'${name}'`).join(', ');

@@ -36,8 +36,11 @@ interface Key {
   readonly revokedAt: string | null;
   readonly lastUsedAt: string | null;
   readonly bannedUntil: string | null;
+  readonly scopes: readonly string[];
   readonly state: 'active' | 'revoked' | 'expired' | 'banned';
 }
+
+const ALL_SCOPES = ['pets:read', 'pets:write', 'usage:read'];
 
 interface OperatorToken {
   readonly id: string;
@@ -369,6 +372,7 @@ describeEachBackend('the admin API', (backend) => {
     const plain = await newKey(name);
     assert.match(plain.key, /^pst_[0-9A-Za-z]{36}$/);
     assert.equal(plain.expiresAt, null);
+    assert.deepEqual(plain.scopes, ALL_SCOPES, 'a key issued without a choice has every scope');
     assert.equal(plain.state, 'active');
     clock.advance(1000);
     const expiring = await newKey(name, { expiresIn: '30d' });
@@ -398,6 +402,65 @@ describeEachBackend('the admin API', (backend) => {
     assertError(await admin('/admin/v1/accounts/nobody-here/keys', { method: 'POST' }), 404, 'not_found');
     assertError(await admin('/admin/v1/accounts/nobody-here/keys'), 404, 'not_found');
     clock.set(MID);
+  });
+
+  it('POST /accounts/{name}/keys takes scopes; every view shows them; the public API holds keys to them', async () => {
+    clock.set(MID);
+    const name = await newAccount();
+    const reader = await newKey(name, { scopes: ['pets:read'] });
+    assert.deepEqual(reader.scopes, ['pets:read']);
+    // A second apart, so that the lists' order (oldest first) is the order made.
+    clock.advance(1000);
+    const watcher = await newKey(name, { scopes: ['usage:read', 'pets:read'], expiresIn: '30d' });
+    assert.deepEqual(watcher.scopes, ['pets:read', 'usage:read'], 'in the canonical order');
+    clock.advance(1000);
+    const everything = await newKey(name, {});
+    assert.deepEqual(everything.scopes, ALL_SCOPES);
+
+    const expected = [
+      [reader.id, ['pets:read']],
+      [watcher.id, ['pets:read', 'usage:read']],
+      [everything.id, ALL_SCOPES],
+    ];
+    const listed = ok<{ keys: Key[] }>(await admin(`/admin/v1/accounts/${name}/keys`)).keys;
+    assert.deepEqual(
+      listed.map((key) => [key.id, key.scopes]),
+      expected,
+    );
+    const shown = ok<{ keys: Key[] }>(await admin(`/admin/v1/accounts/${name}`)).keys;
+    assert.deepEqual(
+      shown.map((key) => [key.id, key.scopes]),
+      expected,
+    );
+
+    assert.equal((await request(app.publicApp, '/v1/pets', { key: reader.key })).status, 200);
+    const pet = { name: 'Scoped', categoryId: 1, status: 'available' };
+    const write = await request(app.publicApp, '/v1/pets', { method: 'POST', key: reader.key, json: pet });
+    assertError(write, 403, 'insufficient_scope', 'pets:write');
+    assertError(await request(app.publicApp, '/v1/usage', { key: reader.key }), 403, 'insufficient_scope');
+    assert.equal((await request(app.publicApp, '/v1/usage', { key: watcher.key })).status, 200);
+
+    const revoked = ok<Key>(await admin(`/admin/v1/keys/${reader.id}/revoke`, { method: 'POST' }));
+    assert.deepEqual(revoked.scopes, ['pets:read'], 'the revoked key keeps its scopes');
+    clock.set(MID);
+  });
+
+  it('POST /accounts/{name}/keys refuses unknown, repeated and missing scopes, naming the valid ones', async () => {
+    const name = await newAccount();
+    const valid = 'pets:read, pets:write, usage:read';
+    for (const scopes of [['pets:read', 'Pets:Write'], [], ['pets:read', 'pets:read'], 'pets:read', [7]]) {
+      const refused = await admin(`/admin/v1/accounts/${name}/keys`, { method: 'POST', json: { scopes } });
+      assertError(refused, 400, 'invalid_body', "field 'scopes'", valid);
+    }
+    const unknown = await admin(`/admin/v1/accounts/${name}/keys`, {
+      method: 'POST',
+      json: { scopes: ['pets:delete'] },
+    });
+    assert.equal(
+      assertError(unknown, 400, 'invalid_body').message,
+      `field 'scopes' must be a list of one or more of ${valid}, each once (got ["pets:delete"])`,
+    );
+    assert.deepEqual(ok<{ keys: Key[] }>(await admin(`/admin/v1/accounts/${name}/keys`)).keys, [], 'no key was made');
   });
 
   it('POST /keys/{id}/revoke: the public listener refuses the key at once', async () => {
@@ -438,6 +501,7 @@ describeEachBackend('the admin API', (backend) => {
     const lifted = ok<Key>(await admin(`/admin/v1/bans/${id}/lift`, { method: 'POST' }));
     assert.equal(lifted.state, 'active');
     assert.equal(lifted.bannedUntil, null);
+    assert.deepEqual(lifted.scopes, ALL_SCOPES);
     assert.equal(
       ok<{ bans: Array<{ keyId: string }> }>(await admin('/admin/v1/bans')).bans.some((b) => b.keyId === id),
       false,

@@ -113,12 +113,17 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
 
     clock.advance(1000);
     const path = `/admin/v1/accounts/${name}/keys`;
-    const key = (await change(path, 'POST', 'req-key', { expiresIn: '30d' })).json<{ key: string; id: string }>();
+    const choice = { expiresIn: '30d', scopes: ['usage:read', 'pets:read'] };
+    const key = (await change(path, 'POST', 'req-key', choice)).json<{ key: string; id: string }>();
     const issued = await latest(`key:${key.id}`);
     assertMadeHere(issued, 'req-key');
     assert.equal(issued.action, 'key.create');
     assert.equal(issued.before, null);
-    assert.deepEqual(issued.after, { account: name, expiresAt: new Date(clock.now() + 30 * DAY_MS).toISOString() });
+    assert.deepEqual(issued.after, {
+      account: name,
+      expiresAt: new Date(clock.now() + 30 * DAY_MS).toISOString(),
+      scopes: ['pets:read', 'usage:read'],
+    });
 
     clock.advance(1000);
     await driveToBan(app.publicApp, key.key);

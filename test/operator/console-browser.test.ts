@@ -330,6 +330,11 @@ describe('the operator console in a browser', { skip: missing }, () => {
         await revocation.locator('li[data-field="revokedAt"]').innerText(),
         /^revokedAt: — → \d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
       );
+      const creation = page.locator(`tr[data-action="key.create"][data-target="key:${keyB.id}"]`);
+      assert.equal(
+        await creation.locator('li[data-field="scopes"]').innerText(),
+        'scopes: pets:read, pets:write, usage:read',
+      );
       const lifting = page.locator(`tr[data-action="ban.lift"][data-target="key:${keyA.id}"]`);
       assert.match(await lifting.locator('li[data-field="bannedUntil"]').innerText(), / → —$/);
       const actions = await page
@@ -593,6 +598,70 @@ describe('the operator console in a browser', { skip: missing }, () => {
       const copied = await page.evaluate(() => (globalThis as unknown as Clipboardish).navigator.clipboard.readText());
       assert.equal(copied, await field.inputValue());
       assert.equal((await request(server, '/v1/pets', { key: copied })).status, 200);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('issues a key with the scopes checked; the table shows them; the public port holds the key to them', async () => {
+    const page = await loggedIn(operatorOrigin);
+    try {
+      await page.goto(`${operatorOrigin}/console/accounts/${NEWCOMER}`);
+      // Watched from here: leaving the overview cut its requests short.
+      const problems = watchProblems(page);
+      const boxes = page.locator('#new-key-scopes input[type="checkbox"]');
+      await boxes.first().waitFor();
+      assert.deepEqual(
+        await boxes.evaluateAll((found) =>
+          found.map((box) => [box.getAttribute('value'), (box as unknown as { checked: boolean }).checked]),
+        ),
+        [
+          ['pets:read', true],
+          ['pets:write', true],
+          ['usage:read', true],
+        ],
+        'every scope, checked: what a key issued without a choice has',
+      );
+
+      // None checked: the admin API's refusal, shown in the form, names the scopes to choose from.
+      for (const scope of ['pets:read', 'pets:write', 'usage:read']) await page.uncheck(`[data-scope="${scope}"]`);
+      await page.click('#issue-key button[type=submit]');
+      const problem = page.locator('#issue-key .error');
+      await problem.waitFor();
+      assert.match(
+        await problem.innerText(),
+        /field 'scopes' must be a list of one or more of pets:read, pets:write, usage:read/,
+      );
+      assert.equal(await page.locator('#new-key').count(), 0, 'no key was issued');
+
+      // Read-only: pets:read alone.
+      await page.check('[data-scope="pets:read"]');
+      await page.click('#issue-key button[type=submit]');
+      const field = page.locator('#new-key');
+      await field.waitFor();
+      assert.equal(await problem.isHidden(), true, 'the refusal is gone');
+      assert.match(await page.locator('.new-key').innerText(), /scopes pets:read;/);
+      const key = await field.inputValue();
+      const keyId = (await field.getAttribute('data-key-id')) ?? '';
+      const scopesCell = page.locator(`tr[data-key="${keyId}"][data-state="active"] td.scopes`);
+      await scopesCell.waitFor();
+      assert.equal(await scopesCell.getAttribute('data-scopes'), 'pets:read');
+      assert.equal(await scopesCell.innerText(), 'pets:read');
+
+      assert.equal((await request(server, '/v1/pets', { key })).status, 200);
+      const pet = { name: 'Read-only', categoryId: 1, status: 'available' };
+      const write = await request(server, '/v1/pets', { method: 'POST', key, json: pet });
+      assert.equal(write.status, 403, write.text);
+      assert.equal(write.json<{ code: string }>().code, 'insufficient_scope');
+      const listed = await fetch(`${operatorDirect}/admin/v1/accounts/${NEWCOMER}/keys?limit=200`, {
+        headers: { authorization: `Bearer ${operatorToken}` },
+      });
+      const keys = ((await listed.json()) as { keys: Array<{ id: string; scopes: string[] }> }).keys;
+      assert.deepEqual(keys.find((listedKey) => listedKey.id === keyId)?.scopes, ['pets:read']);
+      // The one problem the page met: the browser's note of the refusal's 400.
+      assert.deepEqual(problems, [
+        'console: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+      ]);
     } finally {
       await page.context().close();
     }

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { KEY_SCOPES_EXPECTATION, KeyScopesSchema } from '../../auth/key-scopes-schema.ts';
 import { ERROR_CODES } from '../../errors.ts';
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from '../../domain/audit.ts';
 import { PLANS } from '../../domain/plans.ts';
@@ -46,6 +47,10 @@ export const KeySchema = Type.Object(
     revokedAt: MaybeInstant('When the key was revoked; null: it was not.'),
     lastUsedAt: MaybeInstant('Its last use, written back every few seconds; null: never used.'),
     bannedUntil: MaybeInstant('When its ban ends, while it is banned; null otherwise.'),
+    scopes: KeyScopesSchema(
+      'What the key may do: `pets:read` (listPets, getPet), `pets:write` (createPet), `usage:read` ' +
+        '(GET /v1/usage and /v1/usage/history). Fixed when the key is issued.',
+    ),
     state: Type.Enum(KEY_STATES, {
       type: 'string',
       description: 'revoked, else expired, else banned (while the ban lasts), else active.',
@@ -437,6 +442,13 @@ export const NewKeyBody = Type.Object(
         description: 'A duration: `90s`, `15m`, `12h`, `30d`, `2w`. Absent: the key never expires.',
         'x-expectation': 'a duration such as 90s, 15m, 12h, 30d or 2w',
       }),
+    ),
+    scopes: Type.Optional(
+      KeyScopesSchema(
+        'What the key may do, one or more of `pets:read`, `pets:write`, `usage:read`. Absent: all three. ' +
+          "A key's scopes never change: to change them, create a new key and revoke the old one.",
+        KEY_SCOPES_EXPECTATION,
+      ),
     ),
   },
   { additionalProperties: false },

@@ -26,6 +26,7 @@ export function keyElement(key: ApiKeyRecord, now: number): AdminKey {
     revokedAt: isoOrNull(key.revokedAt),
     lastUsedAt: isoOrNull(key.lastUsedAt),
     bannedUntil: key.bannedUntil !== null && key.bannedUntil > now ? iso(key.bannedUntil) : null,
+    scopes: [...key.scopes],
     state: keyState(key, now),
   };
 }

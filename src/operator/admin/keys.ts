@@ -50,7 +50,9 @@ export const keyRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
         operationId: 'createKey',
         tags: ['keys'],
         summary: 'Create a key',
-        description: 'As `petstore key create`. The key is in this answer only. The body may be left out.',
+        description:
+          'As `petstore key create`. The key is in this answer only. The body may be left out: the key then ' +
+          'never expires and has every scope.',
         params: AccountParams,
         body: NewKeyBody,
         response: {
@@ -60,7 +62,7 @@ export const keyRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
       },
     },
     async (request, reply) => {
-      const { expiresIn } = request.body;
+      const { expiresIn, scopes } = request.body;
       const ms = expiresIn === undefined ? undefined : parseDuration(expiresIn);
       if (expiresIn !== undefined && ms === undefined) {
         throw new ValidationError(
@@ -68,7 +70,8 @@ export const keyRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => 
           `field 'expiresIn' must be a duration such as 90s, 15m, 12h, 30d or 2w (got ${JSON.stringify(expiresIn)})`,
         );
       }
-      const created = await accounts.createKey(request.params.name, { expiresInMs: ms }, auditContextOf(request));
+      const choice = { expiresInMs: ms, scopes };
+      const created = await accounts.createKey(request.params.name, choice, auditContextOf(request));
       return reply.code(201).send({ key: created.key, ...keyElement(created.record, clock.now()) });
     },
   );

@@ -783,6 +783,42 @@ const KEY_LIFETIMES = [
   ['365d', 'in a year'],
 ];
 
+/** @typedef {AdminKey['scopes'][number]} KeyScope */
+
+/**
+ * What each scope allows, in the order the admin API lists them; the type check holds the table
+ * to the admin API's scopes, every one of them.
+ * @type {Readonly<Record<KeyScope, string>>}
+ */
+const SCOPE_NAMES = {
+  'pets:read': 'list and get pets',
+  'pets:write': 'create pets',
+  'usage:read': 'read its usage',
+};
+
+/**
+ * A checkbox per scope, all checked: a key issued without a choice has every scope.
+ * @returns {{ node: HTMLFieldSetElement, value(): KeyScope[] }}
+ */
+function scopeInputs() {
+  const scopes = /** @type {[KeyScope, string][]} */ (Object.entries(SCOPE_NAMES));
+  const boxes = scopes.map(([scope]) =>
+    el('input', { type: 'checkbox', name: 'scopes', value: scope, checked: true, 'data-scope': scope }),
+  );
+  const node = el(
+    'fieldset',
+    { id: 'new-key-scopes', class: 'scopes' },
+    el('legend', {}, 'Scopes'),
+    scopes.map(([scope, allows], at) =>
+      el('label', {}, boxes[at], el('code', {}, scope), el('span', { class: 'note' }, allows)),
+    ),
+  );
+  return {
+    node,
+    value: () => boxes.flatMap((box) => (box.checked ? [/** @type {KeyScope} */ (box.value)] : [])),
+  };
+}
+
 /**
  * The form that issues a key (as `petstore key create`); the key goes into `issued`, once.
  * @param {string} name
@@ -795,17 +831,24 @@ function issueKeyForm(name, issued, reload) {
     { id: 'new-key-expiry', name: 'expiresIn' },
     KEY_LIFETIMES.map(([value, label]) => el('option', { value: value ?? '' }, label)),
   );
-  const form = el('form', { id: 'issue-key', class: 'inline-form' }, field('Expires', expiry));
+  const scopes = scopeInputs();
+  const form = el('form', { id: 'issue-key', class: 'inline-form' }, field('Expires', expiry), scopes.node);
   form.append(el('button', { type: 'submit' }, 'Issue a key'));
   onSubmit(form, async () => {
     const path = `/admin/v1/accounts/${encodeURIComponent(name)}/keys`;
+    // None checked is sent as it is: the admin API's refusal names the scopes to choose from.
+    /** @type {AdminNewKey} */
+    const body = { scopes: scopes.value(), ...(expiry.value === '' ? {} : { expiresIn: expiry.value }) };
     /** @type {AdminCreatedKey} */
-    const created = await sendJson(path, 'POST', expiry.value === '' ? {} : { expiresIn: expiry.value });
+    const created = await sendJson(path, 'POST', body);
     issued.replaceChildren(newKeyBox(created, () => issued.replaceChildren()));
     notify(`Issued ${created.id}.`);
     await reload();
   });
-  return form;
+  return [
+    form,
+    el('p', { class: 'note' }, "A key's scopes never change: to change them, issue a new key and revoke the old one."),
+  ];
 }
 
 /**
@@ -826,10 +869,16 @@ function newKeyBox(created, dismiss) {
   const done = el('button', { type: 'button', class: 'secondary', 'data-action': 'dismiss' }, 'Done');
   done.addEventListener('click', dismiss);
   const expires = created.expiresAt === null ? 'never expires' : `expires ${utc(created.expiresAt)}`;
+  const scopes = `scopes ${created.scopes.join(', ')}`;
   return el(
     'div',
     { class: 'new-key' },
-    el('p', {}, el('strong', {}, `New key ${created.id}`), ` (${expires}). Copy it now: it is shown this once.`),
+    el(
+      'p',
+      {},
+      el('strong', {}, `New key ${created.id}`),
+      ` (${scopes}; ${expires}). Copy it now: it is shown this once.`,
+    ),
     el('div', { class: 'copy-row' }, key, copy, done),
     state,
   );
@@ -1069,6 +1118,14 @@ function accountSummary([account, usage]) {
 /** @type {Readonly<Record<AdminKey['state'], string | undefined>>} */
 const STATE_BADGES = { active: 'good', revoked: undefined, expired: 'warn', banned: 'bad' };
 
+/**
+ * A key's scopes, one per line, each with what it allows as its tooltip.
+ * @param {readonly KeyScope[]} scopes
+ */
+function scopeList(scopes) {
+  return scopes.map((scope) => el('code', { title: SCOPE_NAMES[scope] }, scope));
+}
+
 /** @param {AdminKey} key */
 function isBanned(key) {
   return key.state === 'banned' || (key.bannedUntil !== null && Date.parse(key.bannedUntil) > Date.now());
@@ -1119,12 +1176,13 @@ function keysTable(account, reload) {
     return cell;
   };
   return table(
-    ['Key', 'State', 'Created', 'Last use', 'Expires', 'Banned until', ''],
+    ['Key', 'Scopes', 'State', 'Created', 'Last use', 'Expires', 'Banned until', ''],
     account.keys.map((key) =>
       el(
         'tr',
         { 'data-key': key.id, 'data-state': key.state },
         el('td', { class: 'mono' }, key.id),
+        el('td', { class: 'scopes', 'data-scopes': key.scopes.join(' ') }, scopeList(key.scopes)),
         el('td', {}, badge(key.state, STATE_BADGES[key.state])),
         el('td', {}, utc(key.createdAt)),
         el('td', {}, relative(key.lastUsedAt)),
@@ -1382,9 +1440,19 @@ function flatValues(values, prefix = '') {
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       for (const [inner, text] of flatValues(/** @type {Record<string, unknown>} */ (value), `${path}.`))
         flat.set(inner, text);
-    } else flat.set(path, typeof value === 'string' ? value : JSON.stringify(value));
+    } else flat.set(path, valueText(value));
   }
   return flat;
+}
+
+/**
+ * A field's value as text: a list of names (a key's scopes) as `pets:read, usage:read`, others as JSON.
+ * @param {unknown} value
+ */
+function valueText(value) {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value.join(', ');
+  return JSON.stringify(value);
 }
 
 const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
