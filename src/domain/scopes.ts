@@ -46,5 +46,14 @@ export function scopesToText(scopes: readonly KeyScope[]): string {
  */
 export function scopesFromText(text: string): readonly KeyScope[] {
   const names = text.split(' ');
-  return Object.freeze(KEY_SCOPES.filter((scope) => names.includes(scope)));
+  const held = KEY_SCOPES.filter((scope) => names.includes(scope));
+  // One shared list per combination: every cached principal of a combination points at the same one.
+  return SCOPE_SETS.get(held.join(' ')) ?? Object.freeze(held);
 }
+
+/** Every combination of scopes, each a frozen list in canonical order, by its stored text. */
+const SCOPE_SETS: ReadonlyMap<string, readonly KeyScope[]> = new Map(
+  KEY_SCOPES.reduce<KeyScope[][]>((sets, scope) => [...sets, ...sets.map((set) => [...set, scope])], [[]]).map(
+    (set) => [set.join(' '), Object.freeze(set)],
+  ),
+);
