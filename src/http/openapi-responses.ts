@@ -179,7 +179,7 @@ const EXAMPLE_MESSAGES: Readonly<Record<HttpErrorCode, string>> = {
   expectation_failed: 'the expectation "something" is not supported; send no Expect header, or Expect: 100-continue',
   headers_too_large: 'the request headers are too large',
   insufficient_scope:
-    "this API key may not createPet: that needs the scope 'pets:write', and the key has pets:read, usage:read",
+    "this API key may not call POST /v1/pets: that needs the scope 'pets:write', and the key has pets:read, usage:read",
   rate_limited: 'rate limit exceeded (60 per minute, per account); retry after 42 s',
   key_banned:
     'this API key is banned until 2030-01-01T12:10:00.000Z for repeated requests after a 429; retry after 600 s',

@@ -216,20 +216,31 @@ export interface MigrationTarget {
    * take a `kysely_migration` table in any schema of the database for its own.
    */
   readonly bookkeepingSchema?: string;
+  /**
+   * The last migration to apply, by name; every pending one when absent. Tests use it to build a
+   * database as an earlier release left it, and then upgrade it.
+   */
+  readonly through?: string | undefined;
 }
 
 /**
  * Applies pending migrations in one transaction under the backend's migration lock; returns how
  * many ran (adopted ones do not count: nothing was applied to the database).
  */
-export async function migrateToLatest(target: MigrationTarget): Promise<number> {
+export async function applyMigrations(target: MigrationTarget): Promise<number> {
+  const { through } = target;
+  if (through !== undefined && !MIGRATION_NAMES.includes(through)) {
+    throw new Error(`no migration is named '${through}'; the migrations are ${MIGRATION_NAMES.join(', ')}`);
+  }
   const provider = new AdoptingMigrationProvider(target.dialect);
   const migrator = new Migrator({
     db: target.db,
     provider,
     ...(target.bookkeepingSchema === undefined ? {} : { migrationTableSchema: target.bookkeepingSchema }),
   });
-  const { error, results = [] } = await migrator.migrateToLatest();
+  const { error, results = [] } = await (through === undefined
+    ? migrator.migrateToLatest()
+    : migrator.migrateTo(through));
   if (error !== undefined) throw error;
   return results.filter((result) => result.status === 'Success' && !provider.adopted.has(result.migrationName)).length;
 }

@@ -21,7 +21,7 @@ import {
 import { DatabaseError, Pool, type PoolClient, type PoolConfig } from 'pg';
 import { IdempotencyInFlightError, StorageUnavailableError } from '../errors.ts';
 import type { DatabaseSchema, IntegerValue } from './database-schema.ts';
-import { migrateToLatest, type MigrationDialect } from './migrations.ts';
+import { applyMigrations, type MigrationDialect } from './migrations.ts';
 import {
   completedOutcome,
   findIdempotency,
@@ -102,7 +102,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
       });
       return true;
     },
-    migrate: () => migrate(url, options),
+    migrate: (through) => migrate(url, options, through),
     destroy: () => db.destroy(),
   });
 }
@@ -508,7 +508,7 @@ const postgresMigrationDialect: MigrationDialect = {
  * included, happens in one transaction under the lock: instances starting together wait on it,
  * then find nothing to do; a failure leaves nothing behind.
  */
-async function migrate(url: string, options: PostgresStoreOptions): Promise<number> {
+async function migrate(url: string, options: PostgresStoreOptions, through?: string): Promise<number> {
   const pool = new TranslatingPool(
     {
       connectionString: url,
@@ -525,7 +525,7 @@ async function migrate(url: string, options: PostgresStoreOptions): Promise<numb
       const { rows } = await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(trx);
       const schema = rows[0]?.schema;
       if (!schema) throw new Error('no schema to migrate: search_path names no existing schema');
-      return migrateToLatest({ db: trx, dialect: postgresMigrationDialect, bookkeepingSchema: schema });
+      return applyMigrations({ db: trx, dialect: postgresMigrationDialect, bookkeepingSchema: schema, through });
     });
   } catch (error) {
     throw translate(error);

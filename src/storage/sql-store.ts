@@ -116,7 +116,7 @@ export interface StoreDialect {
    * nothing written and nothing waited for, when `if-idle` finds storage busy.
    */
   writeInBackground(statements: readonly CompiledQuery[], mode: BackgroundWrite): Promise<boolean>;
-  migrate(): Promise<number>;
+  migrate(through?: string): Promise<number>;
   /** Closes connections; called once. */
   destroy(): Promise<void>;
 }
@@ -301,8 +301,8 @@ export class SqlStore implements Store {
     this.audit = new SqlAudit(dialect, within);
   }
 
-  migrate(): Promise<number> {
-    return this.dialect.migrate();
+  migrate(through?: string): Promise<number> {
+    return this.dialect.migrate(through);
   }
 
   async ping(): Promise<void> {

@@ -13,7 +13,7 @@ import {
 } from 'kysely';
 import type { DatabaseSchema, IdempotencyKeysTable, IntegerValue, PetsTable } from './database-schema.ts';
 import { petRowOf } from './pet-columns.ts';
-import { migrateToLatest, type MigrationDialect } from './migrations.ts';
+import { applyMigrations, type MigrationDialect } from './migrations.ts';
 import {
   completedOutcome,
   findIdempotency,
@@ -71,7 +71,7 @@ export function openSqliteStore(path: string, options: { readonly timeoutMs: num
       await writeWaiting(connections, statements);
       return true;
     },
-    migrate: () => oneMigrationAtATime(() => migrateToLatest({ db, dialect: sqliteMigrationDialect })),
+    migrate: (through) => oneMigrationAtATime(() => applyMigrations({ db, dialect: sqliteMigrationDialect, through })),
     destroy: () => db.destroy(),
   } satisfies StoreDialect);
 }

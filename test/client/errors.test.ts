@@ -87,6 +87,21 @@ describe('client: errors', () => {
     assertRequestId(error, recorder);
   });
 
+  it('403 insufficient_scope: a read-only key may list but not create; the error names the scope', async () => {
+    const { key: readOnly } = await app.newKey({ scopes: ['pets:read'] });
+    const own = recordingFetch();
+    const reader = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: readOnly, fetch: own.fetch });
+    await reader.pets.listPage({ limit: 1 });
+    const error = await rejection(reader.pets.create({ name: 'Rex', categoryId: 1 }));
+    assert.ok(error.code === 'insufficient_scope', error.code);
+    const refused: PetstoreError<'insufficient_scope'> = error;
+    assert.equal(refused.status, 403);
+    assert.match(refused.message, /needs the scope 'pets:write', and the key has pets:read$/);
+    assert.equal(refused.retryAfter, undefined);
+    assert.equal(own.requests.length, 2, 'the creation was sent once: a 403 is not retried');
+    assertRequestId(refused, own);
+  });
+
   it('429 key_banned is never retried', async () => {
     const { key: banned } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
     // The one request of the minute, then requests past the 429 until the key is banned (threshold 1).

@@ -26,10 +26,18 @@ describe('client: usage', async () => {
       [50, 49, 399],
     );
     assert.deepEqual([usage.key.id, usage.key.ban], [keyId, null]);
+    assert.deepEqual(usage.key.scopes, ['pets:read', 'pets:write', 'usage:read'], 'a key issued without a choice');
     assert.deepEqual(
       usage.deprecated?.map((entry) => [entry.operation, entry.sunset, entry.calls, entry.lastCall, entry.keys]),
       [['getPet', '2030-12-05T00:00:00.000Z', 0, null, []]],
     );
+  });
+
+  it("shows the key's scopes, as they were chosen when it was issued", async () => {
+    const { key } = await app.newKey({ scopes: ['usage:read', 'pets:read'] });
+    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const scopes: ReadonlyArray<'pets:read' | 'pets:write' | 'usage:read'> = (await client.usage()).key.scopes;
+    assert.deepEqual(scopes, ['pets:read', 'usage:read']);
   });
 
   it('reads the history of the account, from Dates or strings, with ISO 8601 times', async () => {

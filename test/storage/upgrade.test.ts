@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { generateApiKey, hashApiKey } from '../../src/auth/api-key.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { backends } from '../support/backends.ts';
+import { POSTGRES_PAIR } from '../support/each-backend.ts';
+import { request } from '../support/http-client.ts';
+import { SQLITE_PAIR, startTestApp } from '../support/test-app.ts';
 import { releaseOneSchema } from './release-1-schema.ts';
 
 /**
@@ -16,6 +20,9 @@ const INT64_MAX = 9223372036854775807n;
 const HOUR = 3_600_000;
 /** Keys issued before scopes existed keep every right. */
 const EVERY_SCOPE = ['pets:read', 'pets:write', 'usage:read'];
+
+/** The last migration release 1.2.0 shipped: its databases have keys without scopes. */
+const RELEASE_1_2_0_LAST_MIGRATION = '0006-audit-trail';
 
 /** Rows as the first release wrote them; ids are 1, 2, … in a fresh database. */
 const RELEASE_ONE_DATA = `
@@ -175,6 +182,53 @@ for (const backend of await backends()) {
         (await store.audit.list({ limit: 10 })).map((entry) => ({ ...entry, id: 0 })),
         [{ ...revocation, id: 0 }],
       );
+    });
+
+    it('keys of a release 1.2.0 database hold every scope once upgraded, and are served every operation', async () => {
+      const url = await backend.freshDatabaseUrl();
+      const released = await openTracked(url);
+      assert.equal(await released.migrate(RELEASE_1_2_0_LAST_MIGRATION), 6);
+      const keys = [generateApiKey(), generateApiKey()];
+      // As release 1.2.0 wrote an account and its keys: no scopes column yet.
+      await backend.execute(
+        url,
+        `INSERT INTO accounts (name, plan, per_minute, per_day, created_at)
+         VALUES ('old', 'free', NULL, NULL, ${NOW});` +
+          keys
+            .map(
+              (key, index) =>
+                `INSERT INTO api_keys (id, account_id, hash, created_at, expires_at, revoked_at, last_used_at)
+                 SELECT 'kid-old-${index}', id, '${hashApiKey(key)}', ${NOW}, NULL, NULL, NULL FROM accounts;`,
+            )
+            .join(''),
+      );
+      // The current release starts on it, and applies what came after 1.2.0.
+      const pair = backend.name === 'sqlite' ? SQLITE_PAIR : POSTGRES_PAIR;
+      const app = await startTestApp({ backend: pair, env: { DATABASE_URL: url } });
+      try {
+        assert.equal(await app.services.store.migrate(), 0, 'the start applied every later migration');
+        for (const key of keys) {
+          assert.deepEqual((await app.services.store.keys.findPrincipalByHash(hashApiKey(key)))?.scopes, EVERY_SCOPE);
+          const created = await request(app, '/v1/pets', { method: 'POST', key, json: { name: 'Old', categoryId: 1 } });
+          assert.equal(created.status, 201, created.text);
+          const id = created.json<{ id: number }>().id;
+          for (const path of ['/v1/pets', `/v1/pets/${id}`, '/v1/usage/history']) {
+            const answer = await request(app, path, { key });
+            assert.equal(answer.status, 200, `${path}: ${answer.text}`);
+          }
+          const usage = await request(app, '/v1/usage', { key });
+          assert.equal(usage.status, 200, usage.text);
+          assert.deepEqual(usage.json<{ key: { scopes: string[] } }>().key.scopes, EVERY_SCOPE);
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('refuses to migrate through a migration that does not exist, naming those that do', async () => {
+      const store = await openTracked(await backend.freshDatabaseUrl());
+      await assert.rejects(store.migrate('0006-audit'), /no migration is named '0006-audit'.*0006-audit-trail/);
+      assert.equal(await store.migrate(), MIGRATION_NAMES.length, 'nothing was applied');
     });
 
     it('a database at release version 1 is adopted and then gets the bans table', async () => {
