@@ -66,6 +66,8 @@ interface Operation extends CallFacts {
   readonly method: 'GET' | 'POST';
   /** A concrete path of the operation: `/v1/pets/1`. */
   readonly path: string;
+  /** Its path template under the server URL, as the document and messages write it: `/v1/pets/{petId}`. */
+  readonly template: string;
   readonly scope: KeyScope;
   /** The operation's documented success. */
   readonly success: number;
@@ -104,7 +106,8 @@ function operationsToCall(document: OpenApiDocument, petId: number): Operation[]
     assert.ok(method === 'GET' || method === 'POST', `${operationId}: a method this test can call (${method})`);
     const path = `${base}${documented.template.replace('{petId}', String(petId))}`;
     assert.doesNotMatch(path, /\{/, `${operationId}: a path parameter this test cannot fill`);
-    return { ...facts, operationId, method, path, scope: scope as KeyScope, success };
+    const template = `${base}${documented.template}`;
+    return { ...facts, operationId, method, path, template, scope: scope as KeyScope, success };
   });
 }
 
@@ -132,7 +135,8 @@ function assertOutOfScope(answer: HttpAnswer, operation: Operation, held: readon
     assert.equal(answer.text, '', `${where}: a HEAD answer has no body`);
     return;
   }
-  assertError(answer, 403, 'insufficient_scope', `the scope '${operation.scope}'`, method, ...held);
+  const call = `${operation.method} ${operation.template}`;
+  assertError(answer, 403, 'insufficient_scope', `the scope '${operation.scope}'`, call, ...held);
 }
 
 interface Point {

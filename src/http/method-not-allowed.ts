@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { METHODS } from 'node:http';
 import { sendError } from './error-body.ts';
+import { documentedPath } from './openapi.ts';
 
 /** Every method Node parses; CONNECT never reaches routing (plugins/protocol-edges.ts answers it). */
 const ALL_METHODS = METHODS.filter((method) => method !== 'CONNECT');
@@ -39,7 +40,7 @@ export function answerOtherMethods(app: FastifyInstance, known: RoutesByPath): v
     const others = ALL_METHODS.filter((method) => !allowed.includes(method) && !app.hasRoute({ method, url }));
     if (others.length === 0) continue;
     const allow = allowed.join(', ');
-    const shown = url.replace(/:(\w+)/g, '{$1}');
+    const shown = documentedPath(url);
     const answer = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
       reply.header('allow', allow);
       return sendError(reply, 'method_not_allowed', `${request.method} is not allowed on ${shown}; allowed: ${allow}`);

@@ -8,6 +8,11 @@ const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
 export const HEADER_COMPONENTS_PATH = '#/components/headers/';
 export const PARAMETER_COMPONENTS_PATH = '#/components/parameters/';
 
+/** A route's path as documents and messages write it: `/v1/pets/{petId}` for Fastify's `/v1/pets/:petId`. */
+export function documentedPath(url: string): string {
+  return url.replace(/:(\w+)/g, '{$1}');
+}
+
 type DocumentFields = NonNullable<FastifyDynamicSwaggerOptions['openapi']>;
 
 /** What one app's OpenAPI document says of itself; its paths come from the routes' schemas. */

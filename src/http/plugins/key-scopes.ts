@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { fastifyPlugin } from 'fastify-plugin';
 import type { KeyPrincipal } from '../../storage/store.ts';
 import { sendError } from '../error-body.ts';
+import { documentedPath } from '../openapi.ts';
 import { errorResponses } from '../openapi-responses.ts';
 
 /** The security scheme of the public document (src/http/public-document.ts) that a scope belongs to. */
@@ -41,7 +42,7 @@ function documentScope(route: RouteOptions, scope: string): void {
 export function refuseOutOfScope(request: FastifyRequest, reply: FastifyReply, principal: KeyPrincipal): void {
   const scope = request.routeOptions.config.scope;
   if (scope === undefined || scope === null || principal.scopes.includes(scope)) return;
-  const operation = `${request.method} ${request.routeOptions.url ?? request.url}`;
+  const operation = `${request.method} ${documentedPath(request.routeOptions.url ?? request.url)}`;
   const held = principal.scopes.join(', ');
   reply.header(
     'www-authenticate',
