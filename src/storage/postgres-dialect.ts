@@ -103,7 +103,9 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions): S
       return true;
     },
     migrate: (through) => migrate(url, options, through),
-    destroy: () => db.destroy(),
+    // Kysely ends the pool only if a query of its own ever ran; the kept reads use the pool directly,
+    // and a pool left open would hold the process up to idleTimeoutMillis after close.
+    destroy: () => db.destroy().finally(() => pool.end()),
   });
 }
 
