@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { auditTime, type AuditChange, type AuditContext, type AuditValues } from '../domain/audit.ts';
 import { limitsFor, PLANS, type Plan } from '../domain/plans.ts';
-import { ALL_SCOPES, checkScopes } from '../domain/scopes.ts';
+import { checkScopes } from '../domain/scopes.ts';
 import {
   type AccountKeyStats,
   type AccountPageQuery,
@@ -158,7 +158,8 @@ export class AccountService {
 
   async createKey(accountName: string, choice: KeyChoice = {}, by?: AuditContext): Promise<CreatedKey> {
     const { expiresInMs } = choice;
-    const scopes = choice.scopes === undefined ? ALL_SCOPES : checkScopes(choice.scopes);
+    // Absent, the store gives the key every scope (NewApiKey).
+    const scopes = choice.scopes === undefined ? undefined : checkScopes(choice.scopes);
     const key = generateApiKey();
     return this.change(by, async (now, { accounts, keys }) => {
       const account = await accounts.findByName(accountName);

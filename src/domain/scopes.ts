@@ -15,7 +15,7 @@ function invalidScopes(detail: string): ValidationError {
   return new ValidationError('invalid_body', `${detail}; valid scopes are ${KEY_SCOPES.join(', ')}`);
 }
 
-export function isKeyScope(value: string): value is KeyScope {
+function isKeyScope(value: string): value is KeyScope {
   return (KEY_SCOPES as readonly string[]).includes(value);
 }
 
