@@ -56,14 +56,19 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      // Referenced on purpose: it keeps the process alive until the shutdown is done or has failed
+      // loudly. Were it not, a close still waiting on something idle (a socket nobody reads) would
+      // let the process end at once, and the flushes below would never run.
       const deadline = setTimeout(() => {
         app.log.error('shutdown timed out; exiting');
         process.exit(1);
       }, config.shutdownTimeoutMs);
-      deadline.unref();
-      await Promise.all([app.close(), operator?.close()]);
-      await services.close();
-      clearTimeout(deadline);
+      try {
+        await Promise.all([app.close(), operator?.close()]);
+        await services.close();
+      } finally {
+        clearTimeout(deadline);
+      }
     })();
     return stopping;
   };

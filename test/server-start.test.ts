@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -442,6 +442,32 @@ describe('server start-up', { concurrency: 3 }, () => {
       foreign.stderr(),
       'petstore: could not start: HOST 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL)\n',
     );
+  });
+
+  it('SIGTERM while a client keeps sending a refused upload: exit code 0 within seconds, not at the deadline', async (t) => {
+    const child = spawnServer(t, { DATABASE_URL: storeUrl(t), SHUTDOWN_TIMEOUT_MS: '8000' }, await freePort());
+    await child.healthy();
+    const { port } = new URL(child.url);
+    const upload = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    upload.on('error', () => undefined);
+    await new Promise((resolve) => upload.once('connect', resolve));
+    // No key, so it is refused before its body, which keeps coming a little at a time.
+    upload.write(
+      'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        'Transfer-Encoding: chunked\r\n\r\n40000\r\n',
+    );
+    const trickle = setInterval(() => upload.writable && upload.write('x'.repeat(100)), 50);
+    try {
+      await sleep(300);
+      const signalled = Date.now();
+      child.signal('SIGTERM');
+      assert.deepEqual(await child.exited, { code: 0, signal: null }, child.stderr());
+      assert.ok(Date.now() - signalled < 5000, `exited ${Date.now() - signalled} ms after SIGTERM`);
+      assert.doesNotMatch(child.stdout(), /shutdown timed out/);
+    } finally {
+      clearInterval(trickle);
+      upload.destroy();
+    }
   });
 
   it('SIGINT also shuts down with exit code 0', async (t) => {

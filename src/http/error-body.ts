@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { STATUS_CODES, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorCode } from '../errors.ts';
+import { bodyStillArriving, closeUnlessBodyArrives, destroyAfterLinger } from '../net/closing-connections.ts';
 
 /** HTTP status of each error code, on every listener: the only place codes meet statuses. */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
@@ -59,9 +60,15 @@ export function errorAnswer(code: ErrorCode, message: string): ErrorAnswer {
   return { status: STATUS_OF[code], body: errorJson(code, message) };
 }
 
-/** Answers a Fastify request with the Error body; Fastify adds the length and the app's hooks the rest. */
+/**
+ * Answers a Fastify request with the Error body; Fastify adds the length and the app's hooks the rest.
+ * A refusal can come before the request's body has all arrived (no key, a body over the limit): the
+ * connection is then closed unless the rest arrives soon after the answer.
+ */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
   const { status, body } = errorAnswer(code, message);
+  const request = reply.raw.req;
+  if (bodyStillArriving(request)) reply.raw.once('finish', () => closeUnlessBodyArrives(request));
   return reply.code(status).type(JSON_TYPE).send(body);
 }
 
@@ -80,7 +87,8 @@ export interface RawAnswerOptions {
 /**
  * Answers with the Error body where Fastify is not involved: a node:http response (the metrics
  * listener), or a bare socket that Node hands over without one (malformed requests, CONNECT). A bare
- * socket gets the whole response as text, ends with it, and is told so by `Connection: close`.
+ * socket gets the whole response as text, ends with it, and is told so by `Connection: close`; it
+ * is destroyed a moment later, whatever the client does.
  */
 export function writeError(
   target: ServerResponse | Duplex,
@@ -104,4 +112,5 @@ export function writeError(
     .join('');
   const content = options.method === 'HEAD' ? '' : body;
   target.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${head}\r\n${content}`);
+  destroyAfterLinger(target);
 }

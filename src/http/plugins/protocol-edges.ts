@@ -113,7 +113,11 @@ interface ClientError extends Error {
  * parsing. When neither shows it (headers that time out halfway come with no bytes) the body is sent.
  */
 export function answerMalformedRequest(error: ClientError, socket: Socket): void {
-  if (!socket.writable) return;
+  if (!socket.writable) {
+    // Answered and ended already (a request that then timed out, say): nothing more can be said on it.
+    socket.destroy();
+    return;
+  }
   const exchange = latestExchanges.get(socket);
   const arriving = exchange !== undefined && !exchange.req.complete ? exchange : undefined;
   if (arriving?.headersSent) {
@@ -188,11 +192,4 @@ function answerConnect(request: IncomingMessage, socket: Duplex): void {
       fields: { Allow: '', 'X-Request-Id': requestIdOf(request), 'Cache-Control': NO_STORE },
     },
   );
-  // A client that keeps sending (a body after CONNECT) would hold the half-closed socket open, and
-  // with it a graceful shutdown; it has had its answer.
-  const linger = setTimeout(() => socket.destroy(), CONNECT_LINGER_MS);
-  linger.unref();
-  socket.once('close', () => clearTimeout(linger));
 }
-
-const CONNECT_LINGER_MS = 1000;
