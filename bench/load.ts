@@ -10,6 +10,8 @@ export interface LoadTarget {
   readonly url: string;
   readonly key: string | undefined;
   readonly petIds: readonly string[];
+  /** The CPU time its process has used so far, in seconds, where it can be read. */
+  readonly cpuSeconds?: () => number | undefined;
 }
 
 export interface Scenario {
@@ -112,7 +114,8 @@ export interface LoadResult extends RunFigures {
  * Loads one target with autocannon for `seconds`, every request with `acceptEncoding` when given.
  * The window opens once autocannon has built its requests; latency comes from each response's own
  * timing, in microseconds (autocannon's own histogram counts whole milliseconds, too coarse for
- * 1 ms answers).
+ * 1 ms answers). The target's CPU time over the same window, divided by the responses counted in it,
+ * is what a request costs its process, whatever share of the machine the load generator took.
  */
 export async function measure(
   target: LoadTarget,
@@ -155,10 +158,10 @@ export async function measure(
     latencyMicros.record(Math.max(1, Math.round(responseTime * 1000)));
     if (statusCode < 200 || statusCode > 299) non2xx += 1;
   });
-  const started = performance.now();
+  const [started, cpuAtStart] = [performance.now(), target.cpuSeconds?.()];
   await sleep(seconds * 1000);
   counting = false;
-  const elapsedSeconds = (performance.now() - started) / 1000;
+  const [elapsedSeconds, cpuAtEnd] = [(performance.now() - started) / 1000, target.cpuSeconds?.()];
   instance.stop();
   const { errors, timeouts } = await promise;
   const problems = [
@@ -167,5 +170,10 @@ export async function measure(
     latencyMicros.count === 0 ? 'no responses' : '',
   ].filter(Boolean);
   const [p50Ms, p99Ms] = [latencyMicros.percentile(50) / 1000, latencyMicros.percentile(99) / 1000];
-  return { requestsPerSecond: latencyMicros.count / elapsedSeconds, p50Ms, p99Ms, problems } satisfies LoadResult;
+  const cpuMicrosPerRequest =
+    cpuAtStart === undefined || cpuAtEnd === undefined || latencyMicros.count === 0
+      ? undefined
+      : ((cpuAtEnd - cpuAtStart) * 1e6) / latencyMicros.count;
+  const requestsPerSecond = latencyMicros.count / elapsedSeconds;
+  return { requestsPerSecond, p50Ms, p99Ms, cpuMicrosPerRequest, problems } satisfies LoadResult;
 }

@@ -113,7 +113,9 @@ async function runRounds(settings: BenchSettings, scenarios: readonly Scenario[]
           result.p50Ms.toFixed(2),
           result.p99Ms.toFixed(2),
         ];
-        log(`round ${round} ${run}: ${perSecond} req/s, p50 ${p50} ms, p99 ${p99} ms`);
+        const cpu =
+          result.cpuMicrosPerRequest === undefined ? '' : `, CPU ${result.cpuMicrosPerRequest.toFixed(1)} µs/req`;
+        log(`round ${round} ${run}: ${perSecond} req/s, p50 ${p50} ms, p99 ${p99} ms${cpu}`);
       }
     }
   }
@@ -140,7 +142,8 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
     const { server, key } = await startService(name, dir, url, settings.redisUrl);
     cleanUps.push(() => server.stop());
     servers.set(name, server);
-    services.push({ name, url: server.url, key, petIds: await seedPets(server.url, key, PETS) });
+    const petIds = await seedPets(server.url, key, PETS);
+    services.push({ name, url: server.url, key, petIds, cpuSeconds: server.cpuSeconds });
   }
   // The stack people would pick instead, on SQLite whatever BENCH_DATABASE_URL says; seeded the same way.
   log(`seeding ${PETS} pets into express`);
@@ -158,9 +161,21 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
   cleanUps.push(() => fastifyHello.stop());
   servers.set('fastify-hello', fastifyHello);
   const targets: LoadTarget[] = [
-    { name: 'bare', url: bare.url, key: undefined, petIds: current.petIds },
-    { name: 'fastify-hello', url: fastifyHello.url, key: undefined, petIds: current.petIds },
-    { name: 'express', url: express.server.url, key: express.key, petIds: expressIds },
+    { name: 'bare', url: bare.url, key: undefined, petIds: current.petIds, cpuSeconds: bare.cpuSeconds },
+    {
+      name: 'fastify-hello',
+      url: fastifyHello.url,
+      key: undefined,
+      petIds: current.petIds,
+      cpuSeconds: fastifyHello.cpuSeconds,
+    },
+    {
+      name: 'express',
+      url: express.server.url,
+      key: express.key,
+      petIds: expressIds,
+      cpuSeconds: express.server.cpuSeconds,
+    },
     ...services,
   ];
   const encoding = settings.acceptEncoding === undefined ? '' : `, Accept-Encoding: ${settings.acceptEncoding}`;

@@ -18,6 +18,8 @@ export interface ChildServer {
   peakRssBytes(): number | undefined;
   /** Starts its peak anew from its resident set now (Linux 4.0 and later; elsewhere it does nothing). */
   resetPeakRss(): void;
+  /** CPU time it has used since it started, all its threads, user and system, in seconds; undefined where unknown. */
+  cpuSeconds(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -26,6 +28,21 @@ function readPeakRss(pid: number | undefined): number | undefined {
   try {
     const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on every Linux architecture Node runs on. */
+const USER_HZ = 100;
+
+/** utime + stime of /proc/<pid>/stat (fields 14 and 15, after the parenthesised command name). */
+function readCpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / USER_HZ : undefined;
   } catch {
     return undefined;
   }
@@ -89,7 +106,13 @@ async function startServer(name: string, cwd: string, args: string[], env: NodeJ
         () => false,
       )
     )
-      return { url, stop, peakRssBytes: () => readPeakRss(child.pid), resetPeakRss: () => resetPeakRss(child.pid) };
+      return {
+        url,
+        stop,
+        peakRssBytes: () => readPeakRss(child.pid),
+        resetPeakRss: () => resetPeakRss(child.pid),
+        cpuSeconds: () => readCpuSeconds(child.pid),
+      };
     await sleep(100);
   }
   await stop();

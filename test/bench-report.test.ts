@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  cpuRatios,
   formatPeakRss,
   formatScenario,
   median,
@@ -12,6 +13,10 @@ import {
 
 function run(requestsPerSecond: number, p50Ms = 1, p99Ms = 4): RunFigures {
   return { requestsPerSecond, p50Ms, p99Ms };
+}
+
+function runWithCpu(requestsPerSecond: number, cpuMicrosPerRequest: number): RunFigures {
+  return { requestsPerSecond, p50Ms: 1, p99Ms: 4, cpuMicrosPerRequest };
 }
 
 describe('bench report', () => {
@@ -115,5 +120,36 @@ describe('bench report', () => {
       'express          123.5',
       'service        unknown',
     ]);
+  });
+
+  it('adds the CPU per request of each target and the service’s CPU ratios when every round read them', () => {
+    const table = formatScenario('GET /v1/pets/{id}, every id in turn', [
+      { target: 'bare', runs: [runWithCpu(4000, 20), runWithCpu(4400, 22), runWithCpu(3600, 18)] },
+      { target: 'baseline', runs: [runWithCpu(1000, 60), runWithCpu(1100, 50), runWithCpu(900, 70)] },
+      { target: 'current', runs: [runWithCpu(1200, 66), runWithCpu(1000, 55), runWithCpu(1100, 63)] },
+    ]);
+    const lines = table.split('\n');
+    assert.match(lines[1] ?? '', /ratio to bare\s+CPU µs\/req$/);
+    assert.match(lines[2] ?? '', /^bare\s+4,000\s+1\.00\s+4\.00\s+1\.00\s+20\.0$/);
+    assert.match(lines[3] ?? '', /^baseline\s+1,000 .* 0\.25\s+60\.0$/);
+    assert.match(lines[4] ?? '', /^current\s+1,100 .* 0\.28\s+63\.0$/);
+    assert.deepEqual(lines.slice(5), [
+      "current/baseline req/s: 1.100 (ratio of medians), 1.200 (median of the rounds' ratios)",
+      "current/baseline CPU per request: 1.050 (ratio of medians), 1.100 (median of the rounds' ratios)",
+    ]);
+  });
+
+  it('says which target’s CPU could not be read, and gives no CPU ratio with it', () => {
+    const table = formatScenario('POST /v1/pets', [
+      { target: 'bare', runs: [runWithCpu(2000, 25)] },
+      { target: 'express', runs: [run(500)] },
+      { target: 'service', runs: [runWithCpu(1000, 50)] },
+    ]);
+    const lines = table.split('\n');
+    assert.match(lines[3] ?? '', /^express\s+500 .* 0\.25\s+unknown$/);
+    assert.deepEqual(lines.slice(5), [
+      "service/express req/s: 2.000 (ratio of medians), 2.000 (median of the rounds' ratios)",
+    ]);
+    assert.equal(cpuRatios([runWithCpu(1, 10), run(1)], [runWithCpu(1, 10), runWithCpu(1, 10)]), undefined);
   });
 });
