@@ -10,6 +10,12 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
  * client does next: a client that keeps sending a refused body, or keeps its side of the connection
  * open after a malformed request, holds neither a socket nor a graceful shutdown.
  */
+/** A chunk announced at 256 KiB, barely begun: the refusal (no key) comes before the body is in. */
+const REFUSED_UPLOAD_START =
+  'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+  'Transfer-Encoding: chunked\r\n\r\n40000\r\n' +
+  'x'.repeat(1000);
+
 describe('closing answered connections', () => {
   let app: TestApp;
 
@@ -20,12 +26,7 @@ describe('closing answered connections', () => {
 
   it('closes a refused upload’s connection while the client keeps sending its body', async () => {
     const client = await openClient(app.url);
-    // A chunk announced at 256 KiB, sent slowly: the refusal (no key) comes before the body is in.
-    client.socket.write(
-      'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
-        'Transfer-Encoding: chunked\r\n\r\n40000\r\n' +
-        'x'.repeat(1000),
-    );
+    client.socket.write(REFUSED_UPLOAD_START);
     assert.match(await client.head(), /^HTTP\/1\.1 401 /);
     const trickle = setInterval(() => client.socket.writable && client.socket.write('x'.repeat(1000)), 50);
     try {
@@ -92,11 +93,7 @@ describe('closing answered connections', () => {
   it('finishes a graceful shutdown while a client holds a refused upload open', async () => {
     const closing = await startTestApp();
     const client = await openClient(closing.url);
-    client.socket.write(
-      'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
-        'Transfer-Encoding: chunked\r\n\r\n40000\r\n' +
-        'x'.repeat(1000),
-    );
+    client.socket.write(REFUSED_UPLOAD_START);
     assert.match(await client.head(), /^HTTP\/1\.1 401 /);
     try {
       const closed = closing.close().then(() => true);
