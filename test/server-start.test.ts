@@ -444,7 +444,7 @@ describe('server start-up', { concurrency: 3 }, () => {
     );
   });
 
-  it('SIGTERM while a client keeps sending a refused upload: exit code 0 within seconds, not at the deadline', async (t) => {
+  it('SIGTERM while a client keeps sending a refused upload: exits 0 in seconds, not at the deadline', async (t) => {
     const child = spawnServer(t, { DATABASE_URL: storeUrl(t), SHUTDOWN_TIMEOUT_MS: '8000' }, await freePort());
     await child.healthy();
     const { port } = new URL(child.url);
