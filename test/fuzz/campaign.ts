@@ -9,6 +9,8 @@ import {
 } from '../support/fuzz-model.ts';
 import { request, type HttpTarget } from '../support/http-client.ts';
 import { wholeNumberSetting } from '../support/campaign-settings.ts';
+import { BACKEND_PAIRS } from '../support/each-backend.ts';
+import type { BackendPair } from '../support/test-app.ts';
 
 /**
  * The long fuzz campaign: `npm run fuzz`. Every input class is generated, defects being fixed
@@ -18,6 +20,7 @@ import { wholeNumberSetting } from '../support/campaign-settings.ts';
  *   FUZZ_RUNS      cases to run (default 100000)
  *   FUZZ_SEED      first seed (default: random, printed)
  *   FUZZ_TIMEOUT   milliseconds one case may take before it counts as a hang (default 5000)
+ *   FUZZ_BACKEND   sqlite (default: a SQLite file, limits in memory) or postgres (the test PostgreSQL and Redis)
  */
 interface Counterexample {
   readonly failureClass: string;
@@ -30,9 +33,10 @@ async function campaign(): Promise<number> {
   const runs = wholeNumberSetting('FUZZ_RUNS', 100_000);
   const firstSeed = wholeNumberSetting('FUZZ_SEED', Math.floor(Math.random() * 2 ** 31));
   const timeoutMs = wholeNumberSetting('FUZZ_TIMEOUT', 5000);
-  console.log(`fuzz campaign: ${runs} cases, seed ${firstSeed}, ${timeoutMs} ms per case`);
+  const backend = backendSetting();
+  console.log(`fuzz campaign: ${runs} cases, seed ${firstSeed}, ${timeoutMs} ms per case, on ${backend.title}`);
 
-  const target = await startFuzzTarget();
+  const target = await startFuzzTarget(backend);
   const tally = new FuzzTally();
   const tolerated = new Set<string>();
   const found: Counterexample[] = [];
@@ -68,6 +72,14 @@ async function campaign(): Promise<number> {
   } finally {
     await target.app.close();
   }
+}
+
+function backendSetting(): BackendPair {
+  const name = process.env['FUZZ_BACKEND'] || 'sqlite';
+  const pair = BACKEND_PAIRS.find((candidate) => candidate.name === name);
+  if (pair === undefined) throw new Error(`FUZZ_BACKEND must be sqlite or postgres (got ${name})`);
+  if (pair.skip !== undefined) throw new Error(`FUZZ_BACKEND=${name}: ${pair.skip}`);
+  return pair;
 }
 
 async function healthz(app: HttpTarget): Promise<number | string> {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { request as httpRequest, METHODS, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { HTTP_ERROR_CODES } from '../../src/errors.ts';
-import { startTestApp, type TestApp } from './test-app.ts';
+import { startTestApp, type BackendPair, type TestApp } from './test-app.ts';
 
 /**
  * The fuzz model shared by the CI sample (test/fuzz.test.ts) and the long campaign (test/fuzz/campaign.ts):
@@ -922,12 +922,14 @@ export interface FuzzTarget {
 }
 
 /**
- * The app on SQLite with limits no run reaches, except for the `limited` key (20 a minute): an enterprise key
- * and an anonymous limit far above a run's size, so 401s and validation are not masked by 429s.
+ * The app (on SQLite unless `backend` says otherwise) with limits no run reaches, except for the `limited`
+ * key (20 a minute): an enterprise key and an anonymous limit far above a run's size, so 401s and validation
+ * are not masked by 429s.
  * Forwarded addresses are trusted, so garbage X-Forwarded-For values reach the limiter.
  */
-export async function startFuzzTarget(): Promise<FuzzTarget> {
-  const app = await startTestApp({ env: { ANON_LIMIT_PER_MINUTE: '100000000', TRUST_PROXY: '127.0.0.1' } });
+export async function startFuzzTarget(backend?: BackendPair): Promise<FuzzTarget> {
+  const env = { ANON_LIMIT_PER_MINUTE: '100000000', TRUST_PROXY: '127.0.0.1' };
+  const app = await startTestApp({ env, ...(backend === undefined ? {} : { backend }) });
   const unlimited = await app.newKey({ plan: 'enterprise', perMinute: 100_000_000, perDay: 1_000_000_000 });
   const limited = await app.newKey({ plan: 'enterprise', perMinute: 20, perDay: 1_000_000 });
   return { app, keys: { unlimited: unlimited.key, limited: limited.key } };
