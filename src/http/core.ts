@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ErrorCode } from '../errors.ts';
+import { answerHalfClosedClients } from '../platform/answer-half-closed-clients.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 import { answerOtherMethods, collectRoutes } from './method-not-allowed.ts';
 import { registerOpenApi, type ApiDocument } from './openapi.ts';
@@ -84,6 +85,7 @@ export async function buildHttpApp(options: CoreOptions, addParts: AppParts): Pr
     clientErrorHandler: answerMalformedRequest,
     frameworkErrors: answerUnroutable,
   });
+  answerHalfClosedClients(app.server);
   const routes = collectRoutes(app);
   await app.register(requestPolicy);
   await app.register(protocolEdges);
