@@ -72,6 +72,31 @@ describe('closing answered connections', () => {
     }
   });
 
+  it('keeps nothing per refusal on a kept connection whose bodies arrive after their answers', async () => {
+    const serverSockets: Socket[] = [];
+    const onConnection = (socket: Socket): number => serverSockets.push(socket);
+    app.app.server.on('connection', onConnection);
+    const client = await openClient(app.url);
+    app.app.server.off('connection', onConnection);
+    const body = '{"name":"Rex","categoryId":1}';
+    try {
+      for (let index = 1; index <= 15; index += 1) {
+        client.socket.write(
+          'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+            `Content-Length: ${body.length}\r\n\r\n`,
+        );
+        assert.match(await client.head(index), /^HTTP\/1\.1 401 /);
+        client.socket.write(body);
+      }
+      await sleep(50);
+      const [socket] = serverSockets;
+      assert.ok(socket !== undefined && !socket.destroyed, 'the connection is still open');
+      assert.ok(socket.listenerCount('close') < 5, `close listeners: ${socket.listenerCount('close')}`);
+    } finally {
+      client.socket.destroy();
+    }
+  });
+
   for (const [kind, bytes] of [
     ['no request line', 'GARBAGE\r\n\r\n'],
     ['headers too large', `GET /v1/pets HTTP/1.1\r\nX: ${'a'.repeat(64 * 1024)}`],

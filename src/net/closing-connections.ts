@@ -18,7 +18,11 @@ export function destroyAfterLinger(socket: Duplex): () => void {
   if (socket.destroyed) return () => undefined;
   // Referenced: a graceful close waits for this socket, and must not see its process end first.
   const linger = setTimeout(() => socket.destroy(), LINGER_MS);
-  const cancel = (): void => clearTimeout(linger);
+  // A kept connection may see many refusals: each cancelled wait takes its listener with it.
+  const cancel = (): void => {
+    clearTimeout(linger);
+    socket.removeListener('close', cancel);
+  };
   socket.once('close', cancel);
   return cancel;
 }
