@@ -68,7 +68,11 @@ export interface BanLifter {
   liftBan(key: { readonly keyId: string; readonly accountId: number }): Promise<boolean>;
 }
 
-const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** What an account name may be, as a pattern for schemas and in words for messages. */
+export const ACCOUNT_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+export const ACCOUNT_NAME_RULE =
+  '1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit';
+const ACCOUNT_NAME = new RegExp(ACCOUNT_NAME_PATTERN);
 export const DEMO_ACCOUNT = 'demo';
 
 /** Accounts, plans and keys: what operators manage through the CLI. */
@@ -86,10 +90,7 @@ export class AccountService {
   /** `by`: who asks, recorded in the audit trail with the change (every change below takes it). */
   async createAccount(name: string, choice: PlanChoice, by?: AuditContext): Promise<AccountRecord> {
     if (!ACCOUNT_NAME.test(name)) {
-      throw new ValidationError(
-        'invalid_body',
-        'account name must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
-      );
+      throw new ValidationError('invalid_body', `account name must be ${ACCOUNT_NAME_RULE}`);
     }
     const plan = checkPlan(choice);
     return this.change(by, async (now, { accounts }) => {

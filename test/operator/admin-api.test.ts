@@ -340,6 +340,31 @@ describeEachBackend('the admin API', (backend) => {
     assertError(conflict, 409, 'conflict', taken);
   });
 
+  it('refuses names and ids in paths that no account, key or token can have, before storage sees them', async () => {
+    // PostgreSQL refuses text holding NUL: such a path once answered 500 there.
+    for (const name of ['%00', 'a%00b', '.hidden', 'has%20space', 'x'.repeat(65)]) {
+      for (const [method, path] of [
+        ['GET', `/admin/v1/accounts/${name}`],
+        ['GET', `/admin/v1/accounts/${name}/keys`],
+        ['POST', `/admin/v1/accounts/${name}/keys`],
+        ['GET', `/admin/v1/accounts/${name}/usage`],
+        ['GET', `/admin/v1/accounts/${name}/usage/history`],
+      ] as const) {
+        assertError(await admin(path, { method }), 400, 'invalid_path', 'account name');
+      }
+    }
+    for (const id of ['%00', 'key_%01', '%7F']) {
+      for (const path of [
+        `/admin/v1/keys/${id}/revoke`,
+        `/admin/v1/bans/${id}/lift`,
+        `/admin/v1/operator-tokens/${id}/revoke`,
+      ]) {
+        assertError(await admin(path, { method: 'POST' }), 400, 'invalid_path', 'control characters');
+      }
+    }
+    assertError(await admin('/admin/v1/keys/key_unknown/revoke', { method: 'POST' }), 404, 'not_found');
+  });
+
   it('PUT /accounts/{name}/plan changes the plan and the limits the public API applies', async () => {
     const name = await newAccount();
     const { key } = await newKey(name);

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../auth/account-service.ts';
 import { KEY_SCOPES_EXPECTATION, KeyScopesSchema } from '../../auth/key-scopes-schema.ts';
 import { ERROR_CODES } from '../../errors.ts';
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from '../../domain/audit.ts';
@@ -425,9 +426,7 @@ const planFields = {
 
 export const NewAccountBody = Type.Object(
   {
-    name: Type.String({
-      description: '1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit.',
-    }),
+    name: Type.String({ description: `${ACCOUNT_NAME_RULE}.` }),
     ...planFields,
   },
   { additionalProperties: false },
@@ -459,13 +458,25 @@ export const SessionBody = Type.Object(
   { additionalProperties: false },
 );
 
+// Names and ids in paths are checked before they reach storage: PostgreSQL refuses text holding NUL.
 export const AccountParams = Type.Object({
-  name: Type.String({ description: "The account's name." }),
+  name: Type.String({
+    pattern: ACCOUNT_NAME_PATTERN,
+    description: "The account's name.",
+    'x-expectation': `an account name: ${ACCOUNT_NAME_RULE}`,
+  }),
 });
 
-export const KeyIdParams = Type.Object({ id: Type.String({ description: "The key's id." }) });
-export const OperatorTokenIdParams = Type.Object({ id: Type.String({ description: "The operator token's id." }) });
-export const BanKeyParams = Type.Object({ keyId: Type.String({ description: "The banned key's id." }) });
+const idParameter = (description: string) =>
+  Type.String({
+    pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]{1,64}$',
+    description,
+    'x-expectation': 'an id of 1 to 64 characters without control characters',
+  });
+
+export const KeyIdParams = Type.Object({ id: idParameter("The key's id.") });
+export const OperatorTokenIdParams = Type.Object({ id: idParameter("The operator token's id.") });
+export const BanKeyParams = Type.Object({ keyId: idParameter("The banned key's id.") });
 
 const RANGE_NOTE =
   'ISO 8601 date (`2026-06-01`) or date-time (`2026-06-01T12:00:00Z`), one that exists; ' +
