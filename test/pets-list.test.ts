@@ -164,6 +164,8 @@ describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
       Buffer.from(`${decoded} `).toString('base64url'),
       Buffer.from(`${decoded}\n`).toString('base64url'),
       'A'.repeat(65),
+      '\u0000',
+      `${cursor}\u0001`,
     ];
     for (const bad of tampered) {
       const response = await request(app, `/v1/pets?limit=1&cursor=${encodeURIComponent(bad)}`, { key });

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../domain/account-names.ts';
 import { auditTime, type AuditChange, type AuditContext, type AuditValues } from '../domain/audit.ts';
 import { limitsFor, PLANS, type Plan } from '../domain/plans.ts';
 import { checkScopes } from '../domain/scopes.ts';
@@ -68,10 +69,6 @@ export interface BanLifter {
   liftBan(key: { readonly keyId: string; readonly accountId: number }): Promise<boolean>;
 }
 
-/** What an account name may be, as a pattern for schemas and in words for messages. */
-export const ACCOUNT_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
-export const ACCOUNT_NAME_RULE =
-  '1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit';
 const ACCOUNT_NAME = new RegExp(ACCOUNT_NAME_PATTERN);
 export const DEMO_ACCOUNT = 'demo';
 

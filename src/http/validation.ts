@@ -7,9 +7,10 @@ import { excerpt } from './quote.ts';
 
 /**
  * Request validation with the route schemas (src/pets/pet-schemas.ts), stricter than Fastify's
- * defaults: no type coercion of bodies, no silent removal of unknown fields, and query or path
- * integers only in plain decimal (no `0x10`, `1e1` or ` 5`). Messages name the field and say what
- * a valid value looks like.
+ * defaults: no type coercion of bodies, no silent removal of unknown fields, query or path integers
+ * only in plain decimal (no `0x10`, `1e1` or ` 5`), and no control characters in query or path
+ * values (PostgreSQL refuses text holding NUL, and no parameter here means one). Messages name the
+ * field and say what a valid value looks like.
  */
 type SchemaNode = {
   $id?: string;
@@ -63,7 +64,7 @@ export function createValidatorCompiler(
         return { error: new ValidationError('invalid_body', 'the request body is required: send a JSON object') };
       }
       if (part === 'querystring' || part === 'params') {
-        const problem = normaliseTextParameters(root, data as Record<string, unknown>);
+        const problem = normaliseTextParameters(root, data as Record<string, unknown>, part);
         if (problem) return { error: problem };
       }
       if (validate(data)) return { value: data };
@@ -73,14 +74,27 @@ export function createValidatorCompiler(
 }
 
 const DECIMAL = /^-?(0|[1-9][0-9]*)$/;
+// eslint-disable-next-line no-control-regex -- finding control characters is its purpose
+const CONTROL_CHARACTER = /[\u0000-\u001F\u007F-\u009F]/;
 
-/** Turns plain-decimal strings into numbers where the schema wants integers; refuses repeats. */
-function normaliseTextParameters(root: SchemaNode, values: Record<string, unknown>): ValidationError | undefined {
+/**
+ * Turns plain-decimal strings into numbers where the schema wants integers; refuses repeats and
+ * control characters.
+ */
+function normaliseTextParameters(
+  root: SchemaNode,
+  values: Record<string, unknown>,
+  part: 'querystring' | 'params',
+): ValidationError | undefined {
   for (const [name, schema] of Object.entries(root.properties ?? {})) {
     const value = values[name];
     if (value === undefined) continue;
     if (Array.isArray(value))
       return new ValidationError('invalid_query', `query parameter '${name}' is repeated; send it once`);
+    if (typeof value === 'string' && CONTROL_CHARACTER.test(value)) {
+      const label = part === 'params' ? 'path parameter' : 'query parameter';
+      return new ValidationError(codeOf(part), `${label} '${name}' must not contain control characters`);
+    }
     if (schema.type === 'integer' && typeof value === 'string' && DECIMAL.test(value)) {
       const exact = BigInt(value);
       if (exact >= INT64_MIN && exact <= INT64_MAX) {

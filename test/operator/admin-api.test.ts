@@ -342,7 +342,13 @@ describeEachBackend('the admin API', (backend) => {
 
   it('refuses names and ids in paths that no account, key or token can have, before storage sees them', async () => {
     // PostgreSQL refuses text holding NUL: such a path once answered 500 there.
-    for (const name of ['%00', 'a%00b', '.hidden', 'has%20space', 'x'.repeat(65)]) {
+    for (const [name, mention] of [
+      ['%00', 'control characters'],
+      ['a%00b', 'control characters'],
+      ['.hidden', 'account name'],
+      ['has%20space', 'account name'],
+      ['x'.repeat(65), 'account name'],
+    ] as const) {
       for (const [method, path] of [
         ['GET', `/admin/v1/accounts/${name}`],
         ['GET', `/admin/v1/accounts/${name}/keys`],
@@ -350,7 +356,7 @@ describeEachBackend('the admin API', (backend) => {
         ['GET', `/admin/v1/accounts/${name}/usage`],
         ['GET', `/admin/v1/accounts/${name}/usage/history`],
       ] as const) {
-        assertError(await admin(path, { method }), 400, 'invalid_path', 'account name');
+        assertError(await admin(path, { method }), 400, 'invalid_path', mention);
       }
     }
     for (const id of ['%00', 'key_%01', '%7F']) {
@@ -363,6 +369,9 @@ describeEachBackend('the admin API', (backend) => {
       }
     }
     assertError(await admin('/admin/v1/keys/key_unknown/revoke', { method: 'POST' }), 404, 'not_found');
+    for (const query of ['/accounts?q=%00', '/accounts?q=a%00b', '/audit?target=account:a%00', '/audit?actor=%01']) {
+      assertError(await admin(`/admin/v1${query}`), 400, 'invalid_query', 'control characters');
+    }
   });
 
   it('PUT /accounts/{name}/plan changes the plan and the limits the public API applies', async () => {

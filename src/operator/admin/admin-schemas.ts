@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../auth/account-service.ts';
 import { KEY_SCOPES_EXPECTATION, KeyScopesSchema } from '../../auth/key-scopes-schema.ts';
 import { ERROR_CODES } from '../../errors.ts';
+import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../domain/account-names.ts';
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from '../../domain/audit.ts';
 import { PLANS } from '../../domain/plans.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
