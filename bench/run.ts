@@ -122,6 +122,11 @@ async function runRounds(settings: BenchSettings, scenarios: readonly Scenario[]
   return { runs, problems };
 }
 
+/** A started server as the load generator sees it. */
+function asTarget(name: string, server: ChildServer, key: string | undefined, petIds: readonly string[]): LoadTarget {
+  return { name, url: server.url, key, petIds, cpuSeconds: server.cpuSeconds };
+}
+
 async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<number> {
   const workDir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   cleanUps.push(() => rmSync(workDir, { recursive: true, force: true }));
@@ -142,8 +147,7 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
     const { server, key } = await startService(name, dir, url, settings.redisUrl);
     cleanUps.push(() => server.stop());
     servers.set(name, server);
-    const petIds = await seedPets(server.url, key, PETS);
-    services.push({ name, url: server.url, key, petIds, cpuSeconds: server.cpuSeconds });
+    services.push(asTarget(name, server, key, await seedPets(server.url, key, PETS)));
   }
   // The stack people would pick instead, on SQLite whatever BENCH_DATABASE_URL says; seeded the same way.
   log(`seeding ${PETS} pets into express`);
@@ -161,21 +165,9 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
   cleanUps.push(() => fastifyHello.stop());
   servers.set('fastify-hello', fastifyHello);
   const targets: LoadTarget[] = [
-    { name: 'bare', url: bare.url, key: undefined, petIds: current.petIds, cpuSeconds: bare.cpuSeconds },
-    {
-      name: 'fastify-hello',
-      url: fastifyHello.url,
-      key: undefined,
-      petIds: current.petIds,
-      cpuSeconds: fastifyHello.cpuSeconds,
-    },
-    {
-      name: 'express',
-      url: express.server.url,
-      key: express.key,
-      petIds: expressIds,
-      cpuSeconds: express.server.cpuSeconds,
-    },
+    asTarget('bare', bare, undefined, current.petIds),
+    asTarget('fastify-hello', fastifyHello, undefined, current.petIds),
+    asTarget('express', express.server, express.key, expressIds),
     ...services,
   ];
   const encoding = settings.acceptEncoding === undefined ? '' : `, Accept-Encoding: ${settings.acceptEncoding}`;
