@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM_MISSING, launchChromium } from './support/chromium.ts';
 import { request } from './support/http-client.ts';
+import { StartedParts } from './support/started-parts.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /**
@@ -11,12 +12,8 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
  * which is where a stray `upgrade-insecure-requests` once left it blank. Without chromium the suite
  * is skipped with the reason, unless CI=true: then it fails.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const HOST = 'petstore.test';
 const BIG_CATEGORY = '9223372036854775807';
-
-const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium)`;
-if (missing !== undefined && process.env.CI === 'true') throw new Error(`${missing}; CI=true, so this fails`);
 
 /** What went wrong while the page ran: failed requests, console errors (CSP violations among them). */
 function watchProblems(page: Page): string[] {
@@ -29,30 +26,25 @@ function watchProblems(page: Page): string[] {
   return problems;
 }
 
-describe('the /docs page in a browser', { skip: missing }, () => {
+describe('the /docs page in a browser', { skip: CHROMIUM_MISSING }, () => {
   let app: TestApp;
   let browser: Browser;
   let key: string;
   let origin: string;
+  const parts = new StartedParts();
 
   before(async () => {
     [app, browser] = await Promise.all([
-      startTestApp(),
-      // launch() gives every run a new, empty profile directory.
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
-        ],
-      }),
+      parts.start(
+        'the service',
+        () => startTestApp(),
+        (started) => started.close(),
+      ),
+      parts.start(
+        'chromium',
+        () => launchChromium(HOST),
+        (started) => started.close(),
+      ),
     ]);
     origin = `http://${HOST}:${new URL(app.url).port}`;
     ({ key } = await app.newKey());
@@ -65,10 +57,7 @@ describe('the /docs page in a browser', { skip: missing }, () => {
     assert.equal(created.status, 201, created.text);
   });
 
-  after(async () => {
-    await browser?.close();
-    await app?.close();
-  });
+  after(() => parts.stopAll());
 
   it('lists pets through Authorize, Try it out and Execute, with no failed request', async () => {
     const page = await browser.newPage();

@@ -1,18 +1,20 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { UsageCount } from '../../src/storage/store.ts';
 import { USAGE_OUTCOMES, type UsageOutcome } from '../../src/domain/usage.ts';
+import { CHROMIUM_MISSING, launchChromium } from '../support/chromium.ts';
 import { runCliInProcess } from '../support/cli-runner.ts';
 import { request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { freePort, startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { StartedParts } from '../support/started-parts.ts';
 
 /**
  * The operator console in a real browser, over the real server: Debian's chromium driven by
@@ -28,7 +30,6 @@ import { freePort, startServerProcess, type ServerProcess } from '../support/ser
  * With CONSOLE_SCREENSHOTS=1 the run saves screenshots of the overview, the accounts, an account and the audit trail
  * in docs/images, where docs/operations.md shows them; without it, it takes none.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const HOST = 'petstore-operator.test';
 const ACCOUNT = 'console-shop';
 const NEIGHBOUR = 'harbor-pets';
@@ -36,9 +37,6 @@ const NEIGHBOUR = 'harbor-pets';
 const NEWCOMER = 'Console-newcomer';
 /** Small enough to reach a 429 and then a ban in a handful of requests. */
 const PER_MINUTE = 5;
-
-const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium)`;
-if (missing !== undefined && process.env.CI === 'true') throw new Error(`${missing}; CI=true, so this fails`);
 
 /** What went wrong while a page ran: failed requests, console errors (CSP violations among them). */
 function watchProblems(page: Page): string[] {
@@ -83,7 +81,8 @@ async function screenshot(shown: Page | Locator, name: string): Promise<void> {
   await ('goto' in shown ? shown.screenshot({ path, fullPage: true }) : shown.screenshot({ path }));
 }
 
-describe('the operator console in a browser', { skip: missing }, () => {
+describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => {
+  const parts = new StartedParts();
   let dir: string;
   let server: ServerProcess;
   let browser: Browser;
@@ -127,21 +126,16 @@ describe('the operator console in a browser', { skip: missing }, () => {
     const neighbourKey = createdKey(await cli(['key', 'create', '--account', NEIGHBOUR, '--json'], env));
     history = await writeEarlierTraffic(env, { shop: [keyA.id, keyB.id], neighbour: neighbourKey.id });
     [server, browser] = await Promise.all([
-      startServerProcess(env),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
-        ],
-      }),
+      parts.start(
+        'the service',
+        () => startServerProcess(env),
+        (started) => started.kill(),
+      ),
+      parts.start(
+        'chromium',
+        () => launchChromium(HOST),
+        (started) => started.close(),
+      ),
     ]);
     operatorOrigin = `http://${HOST}:${operatorPort}`;
     operatorDirect = `http://127.0.0.1:${operatorPort}`;
@@ -150,8 +144,7 @@ describe('the operator console in a browser', { skip: missing }, () => {
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.kill();
+    await parts.stopAll();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 

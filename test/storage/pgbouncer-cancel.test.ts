@@ -7,6 +7,7 @@ import { openPostgresStore } from '../../src/storage/postgres-dialect.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { POSTGRES_TEST_URL } from '../support/backends.ts';
 import { pgBouncerSkip, startPgBouncer, withDatabase, type RunningPgBouncer } from '../support/pgbouncer.ts';
+import { StartedParts } from '../support/started-parts.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 /**
@@ -86,19 +87,44 @@ describe('cancel requests through PgBouncer while PostgreSQL is unreachable', { 
     await admin?.end();
   });
 
+  const parts = new StartedParts();
+  /** Whether this test's parts all started: only then is there a proxy to forward through at its end. */
+  let started = false;
+
   beforeEach(async () => {
-    proxy = await startTcpProxy(5432);
-    bouncer = await startPgBouncer({ upstreamPort: proxy.port });
+    parts.reset();
+    started = false;
+    proxy = await parts.start(
+      'a TCP proxy to PostgreSQL',
+      () => startTcpProxy(5432),
+      (open) => open.close(),
+    );
+    bouncer = await parts.start(
+      'PgBouncer',
+      () => startPgBouncer({ upstreamPort: proxy.port }),
+      (running) => running.stop(),
+    );
     url = withDatabase(bouncer.url, database);
-    store = openPostgresStore(url, { poolSize: 2, timeoutMs: TIMEOUT_MS });
-    await store.migrate();
+    store = await parts.start(
+      'the store through PgBouncer',
+      async () => {
+        const opened = openPostgresStore(url, { poolSize: 2, timeoutMs: TIMEOUT_MS });
+        // The parts keep only what started: a store that cannot migrate is closed here.
+        await opened.migrate().catch(async (error: unknown) => {
+          await opened.close();
+          throw error;
+        });
+        return opened;
+      },
+      (opened) => opened.close(),
+    );
+    started = true;
   });
 
   afterEach(async () => {
-    proxy.forward();
-    await store.close();
-    await bouncer.stop();
-    await proxy.close();
+    // What a test left silent is forwarded again, so that the store's and PgBouncer's goodbyes get through.
+    if (started) proxy.forward();
+    await parts.stopAll();
   });
 
   it('an abandoned statement: its cancel is forwarded, and PgBouncer stays up once PostgreSQL takes it', async () => {

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +49,7 @@ const ENV = 'PETSTORE_TEST_REDIS_CLUSTER';
 /** Short, so that a failover takes a couple of seconds rather than Redis's default 15. */
 const NODE_TIMEOUT_MS = 1000;
 
-function spawnNode(dir: string, port: number, busPort: number): void {
+function spawnNode(dir: string, port: number, busPort: number): ChildProcess {
   const child = spawn(
     'redis-server',
     [
@@ -76,6 +76,7 @@ function spawnNode(dir: string, port: number, busPort: number): void {
   );
   child.on('error', () => undefined);
   child.unref();
+  return child;
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
@@ -130,18 +131,25 @@ export async function startRedisCluster(): Promise<ClusterNodes> {
   const nodes: { port: number; busPort: number }[] = [];
   for (let index = 0; index < 6; index += 1) nodes.push({ port: await freePort(), busPort: await freePort() });
   const cluster: ClusterNodes = { dir, nodes };
-  for (const node of nodes) spawnNode(dir, node.port, node.busPort);
-  await Promise.all(
-    nodes.map(({ port }) =>
-      waitFor(`node ${port}`, () => redisReachable(`redis://127.0.0.1:${port}`, 200).then(() => true)),
-    ),
-  );
-  const addresses = nodes.map(({ port }) => `127.0.0.1:${port}`);
-  await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
-    timeout: 30_000,
-  });
-  await waitFor('the cluster to be whole', () => whole(cluster));
-  return cluster;
+  const children = nodes.map((node) => spawnNode(dir, node.port, node.busPort));
+  try {
+    await Promise.all(
+      nodes.map(({ port }) =>
+        waitFor(`node ${port}`, () => redisReachable(`redis://127.0.0.1:${port}`, 200).then(() => true)),
+      ),
+    );
+    const addresses = nodes.map(({ port }) => `127.0.0.1:${port}`);
+    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
+      timeout: 30_000,
+    });
+    await waitFor('the cluster to be whole', () => whole(cluster));
+    return cluster;
+  } catch (error) {
+    // The nodes are detached, so nothing else would end them: a failed start leaves no server behind.
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 export async function stopRedisCluster(cluster: ClusterNodes): Promise<void> {
