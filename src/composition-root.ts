@@ -84,6 +84,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const limiter: RateLimiter = redis ?? new MemoryLimiter({ now: () => clock.now() });
   const policy = new RateLimitPolicy(limiter, store.bans, clock, {
     anonymousPerMinute: config.anonLimitPerMinute,
+    ipv6LimitPrefix: config.ipv6LimitPrefix,
     usagePerMinute: config.usagePerMinute,
     ban: config.ban,
     onBanLifted: (keyId) => keyVerifier.invalidateKey(keyId),

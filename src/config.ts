@@ -1,6 +1,11 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
-import { parseTrustedProxies, TrustedProxiesError, type TrustedProxies } from './net/client-address.ts';
+import {
+  IPV6_LIMIT_PREFIX_RANGE,
+  parseTrustedProxies,
+  TrustedProxiesError,
+  type TrustedProxies,
+} from './net/client-address.ts';
 import { HostNameError, parseHostNames } from './net/host-names.ts';
 
 /**
@@ -106,6 +111,13 @@ export const EnvSchema = Type.Object({
     default: 60,
     description: 'Requests per minute per client address without a valid key.',
   }),
+  IPV6_LIMIT_PREFIX: Type.Integer({
+    minimum: IPV6_LIMIT_PREFIX_RANGE.min,
+    maximum: IPV6_LIMIT_PREFIX_RANGE.max,
+    default: 64,
+    description:
+      'Prefix length of the IPv6 networks that per-address limits and the operator lockout count as one client.',
+  }),
   USAGE_PER_MINUTE: Type.Integer({
     minimum: 1,
     default: 30,
@@ -174,6 +186,8 @@ export interface Config {
   /** When console sessions end: after `idleMs` without a request, `maxMs` after login. */
   readonly operatorSession: { readonly idleMs: number; readonly maxMs: number };
   readonly anonLimitPerMinute: number;
+  /** IPv6 clients are limited per network of this many bits (an IPv4 client per address). */
+  readonly ipv6LimitPrefix: number;
   readonly usagePerMinute: number;
   readonly ban: { readonly threshold: number; readonly baseSeconds: number; readonly maxSeconds: number };
   readonly pgPoolSize: number;
@@ -259,6 +273,7 @@ function freeze(env: Env): Config {
     operatorHosts: operatorHosts(env.OPERATOR_HOSTS),
     operatorSession: operatorSession(env),
     anonLimitPerMinute: env.ANON_LIMIT_PER_MINUTE,
+    ipv6LimitPrefix: env.IPV6_LIMIT_PREFIX,
     usagePerMinute: env.USAGE_PER_MINUTE,
     ban: Object.freeze({
       threshold: env.BAN_THRESHOLD,

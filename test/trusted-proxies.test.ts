@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { clientAddressResolver, parseTrustedProxies } from '../src/net/client-address.ts';
+import { clientAddressResolver, limitedNetworkOf, parseTrustedProxies } from '../src/net/client-address.ts';
 import { describeEachBackend } from './support/each-backend.ts';
-import { request, type HttpAnswer } from './support/http-client.ts';
+import { errorOf, request, type HttpAnswer } from './support/http-client.ts';
+import { redisBackend } from './support/redis-backend.ts';
 import { ManualClock } from './support/manual-clock.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from './support/test-app.ts';
 import { assertRefused, MID, rateLimitOf } from './ratelimit/rate-limit-assertions.ts';
@@ -103,6 +104,54 @@ describeEachBackend('TRUST_PROXY: the client address behind trusted proxies', (b
     });
   });
 
+  it('counts an IPv6 client by its /64: rotated addresses share a window, the next /64 has its own', async () => {
+    await withApp(env('127.0.0.1'), async (app) => {
+      // A host holding 2001:db8:1:2::/64 sends each request from another of its addresses.
+      const left = await remainingAfter(app, [
+        '2001:db8:1:2::1',
+        '2001:db8:1:2:ffff:ffff:ffff:fffe',
+        '2001:db8:1:2:a:b:c:d',
+      ]);
+      assert.deepEqual(left, [2, 1, 0]);
+      for (const rotated of ['2001:db8:1:2::7', '2001:DB8:1:2:1234::5', '2001:db8:1:2:8000::']) {
+        const refused = await forwarded(app, `9.9.9.9, ${rotated}`);
+        assertRefused(refused, 'rate_limited');
+        assert.match(errorOf(refused).message, /per client network \(IPv6 \/64\)/);
+      }
+      // The neighbouring /64s, and an IPv4 client, are other clients.
+      const others = ['2001:db8:1:3::1', '2001:db8:1:1:ffff:ffff:ffff:ffff', '2001:db8:1:3::2', '203.0.113.9'];
+      assert.deepEqual(await remainingAfter(app, others), [2, 2, 1, 2]);
+    });
+  });
+
+  it('IPV6_LIMIT_PREFIX sets the network: 48 counts a site as one client, 128 every address apart', async () => {
+    await withApp({ backend, env: { ...env('127.0.0.1').env, IPV6_LIMIT_PREFIX: '48' } }, async (app) => {
+      assert.deepEqual(
+        await remainingAfter(app, ['2001:db8:1:2::1', '2001:db8:1:ffff::1', '2001:db8:2::1']),
+        [2, 1, 2],
+      );
+    });
+    await withApp({ backend, env: { ...env('127.0.0.1').env, IPV6_LIMIT_PREFIX: '128' } }, async (app) => {
+      assert.deepEqual(await remainingAfter(app, ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2::1']), [2, 2, 1]);
+    });
+  });
+
+  if (backend.name === 'postgres') {
+    it("counts the network in Redis under the network's own hash tag, in its canonical form", async () => {
+      await withApp(env('127.0.0.1'), async (app) => {
+        await remainingAfter(app, ['2001:DB8:1:2:0:0:0:9', '2001:db8:1:2::a', '::ffff:203.0.113.9']);
+        const redis = await redisBackend();
+        try {
+          const keys = await redis.client().keys(`${app.services.config.redisPrefix}*`);
+          const tags = keys.map((key) => /\{([^}]*)\}/.exec(key)?.[1]).sort();
+          assert.deepEqual(tags, ['address:2001:db8:1:2::/64', 'address:203.0.113.9']);
+        } finally {
+          await redis.cleanup();
+        }
+      });
+    });
+  }
+
   it('garbage where the client should be counts as the connecting peer', async () => {
     await withApp(env('127.0.0.1'), async (app) => {
       const left = await remainingAfter(app, ['not-an-address', '9.9.9.9, 203.0.113.1:4711', '[2001:db8::1]']);
@@ -141,6 +190,43 @@ describe('TRUST_PROXY: the client address of one request', () => {
   it('without trusted proxies, is always the peer', () => {
     const clientOf = clientAddressResolver(parseTrustedProxies(undefined));
     assert.equal(clientOf('127.0.0.1', '9.9.9.9'), '127.0.0.1');
+  });
+});
+
+describe('IPV6_LIMIT_PREFIX: the network a client address is counted under', () => {
+  it('an IPv4 address by itself, an IPv6 one by its network, in canonical form', () => {
+    const cases: ReadonlyArray<readonly [address: string, prefix: number, counted: string]> = [
+      ['203.0.113.9', 64, '203.0.113.9'],
+      ['::ffff:203.0.113.9', 64, '203.0.113.9'],
+      ['::FFFF:CB00:7109', 32, '203.0.113.9'],
+      ['2001:DB8:1:2:AAAA:0:0:1', 64, '2001:db8:1:2::/64'],
+      ['2001:db8:0:0:1::1', 64, '2001:db8::/64'],
+      ['2001:db8:1:2:3::', 48, '2001:db8:1::/48'],
+      ['2001:db8:ffff:ffff::1', 33, '2001:db8:8000::/33'],
+      ['2001:db8:1:2:3:4:5:7', 127, '2001:db8:1:2:3:4:5:6/127'],
+      ['2001:DB8:0::1', 128, '2001:db8::1'],
+      ['::1', 64, '::/64'],
+      // No address at all: kept, as the client address resolver gives it.
+      ['unknown', 64, 'unknown'],
+      ['fe80::1%eth0', 64, 'fe80::1%eth0'],
+    ];
+    for (const [address, prefix, counted] of cases) assert.equal(limitedNetworkOf(address, prefix), counted, address);
+  });
+
+  it('is 64 unless set; 32 to 128, else start-up stops with one line naming it', () => {
+    assert.equal(loadConfig({}).ipv6LimitPrefix, 64);
+    for (const value of ['32', '56', '128'])
+      assert.equal(loadConfig({ IPV6_LIMIT_PREFIX: value }).ipv6LimitPrefix, Number(value));
+    for (const value of ['31', '0', '129', '-64', '64.5', '/64', 'sixty-four']) {
+      assert.throws(
+        () => loadConfig({ IPV6_LIMIT_PREFIX: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /^invalid configuration: IPV6_LIMIT_PREFIX [^\n]+$/.test(error.message) &&
+          error.message.includes(JSON.stringify(value)),
+        value,
+      );
+    }
   });
 });
 

@@ -91,6 +91,44 @@ export function normalizeAddress(text: string): string | undefined {
   return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
 
+/**
+ * The prefix lengths IPV6_LIMIT_PREFIX may take. A /32 is an ISP's usual allocation: a shorter one
+ * would put the customers of several providers in one window, so that one client could use up
+ * everybody's. 128 keys every address apart, as an IPv4 address is.
+ */
+export const IPV6_LIMIT_PREFIX_RANGE = Object.freeze({ min: 32, max: 128 });
+
+/**
+ * What the per-address limits count a client address under: an IPv4 address (IPv4-mapped IPv6
+ * included) by itself; an IPv6 address by its network of `ipv6Prefix` bits, written as that network
+ * in RFC 5952 form (`2001:db8:1:2::/64`), or as the address itself at 128. Every IPv6 host is given
+ * a /64 and may send from any address in it, so keying on the address would give it 2^64 windows.
+ * Text that is no IP address (`unknown`, a peer with a zone) is kept as it is.
+ */
+export function limitedNetworkOf(address: string, ipv6Prefix: number): string {
+  const normal = normalizeAddress(address);
+  if (normal === undefined) return address;
+  if (isIPv4(normal) || ipv6Prefix >= 128) return normal;
+  const groups = ipv6Groups(normal);
+  const masked = groups.map((group, index) => {
+    const bits = Math.min(16, Math.max(0, ipv6Prefix - index * 16));
+    return group & (0xffff << (16 - bits)) & 0xffff;
+  });
+  // The WHATWG URL parser writes it in RFC 5952 form, longest zero run compressed.
+  const network = new URL(`http://[${masked.map((group) => group.toString(16)).join(':')}]/`).hostname.slice(1, -1);
+  return `${network}/${ipv6Prefix}`;
+}
+
+/** The eight 16-bit groups of an IPv6 address as normalizeAddress writes it (hex groups, one `::` at most). */
+function ipv6Groups(canonical: string): number[] {
+  const [head = '', tail] = canonical.split('::');
+  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
+  const front = parse(head);
+  if (tail === undefined) return front;
+  const back = parse(tail);
+  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
 /** The client address of a request, from its TCP peer and its X-Forwarded-For header. */
 export type ClientAddressOf = (peer: string | undefined, forwardedFor: string | string[] | undefined) => string;
 

@@ -95,6 +95,7 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     clock: admin.clock,
     clientAddressOf: clientAddressResolver(admin.config.trustProxy),
     failuresPerMinute: admin.authFailuresPerMinute,
+    ipv6LimitPrefix: admin.config.ipv6LimitPrefix,
   });
   await app.register(operatorAuthentication, { gate });
   operatorRequestLog(app);

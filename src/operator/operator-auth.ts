@@ -8,7 +8,7 @@ import type {
 import type { OperatorTokenService, OperatorTokenVerdict } from '../auth/operator-tokens.ts';
 import type { Clock } from '../clock.ts';
 import { sendError } from '../http/error-body.ts';
-import type { ClientAddressOf } from '../net/client-address.ts';
+import { limitedNetworkOf, type ClientAddressOf } from '../net/client-address.ts';
 import type { RateLimiter, WindowSpec } from '../ratelimit/limiter.ts';
 import { secondsUntil } from '../ratelimit/rate-limit-headers.ts';
 import type { OperatorTokenRecord } from '../storage/store.ts';
@@ -37,15 +37,17 @@ export interface OperatorGateOptions {
   readonly tokens: OperatorTokenService;
   readonly sessions: OperatorSessionService;
   /**
-   * The service's rate limiter, under a subject namespace of its own (`operator-auth:<address>`).
-   * Not a per-process cache: with REDIS_URL the failures are counted once for every instance, so
-   * a client guessing tokens gains nothing by spreading its guesses over them; without Redis it is
-   * the in-memory limiter, bounded in memory like every other subject.
+   * The service's rate limiter, under a subject namespace of its own (`operator-auth:<address>`, or
+   * an IPv6 client's network). Not a per-process cache: with REDIS_URL the failures are counted once
+   * for every instance, so a client guessing tokens gains nothing by spreading its guesses over them;
+   * without Redis it is the in-memory limiter, bounded in memory like every other subject.
    */
   readonly limiter: RateLimiter;
   readonly clock: Clock;
   readonly clientAddressOf: ClientAddressOf;
   readonly failuresPerMinute?: number;
+  /** The IPv6 networks failures are counted per, as the public limits (IPV6_LIMIT_PREFIX); default 64. */
+  readonly ipv6LimitPrefix?: number;
 }
 
 /** Token verification and the per-address limit on failed attempts, for the hook and the login route. */
@@ -98,9 +100,10 @@ export class OperatorGate {
     return this.options.sessions.end(id);
   }
 
+  /** An IPv6 client is counted by its network: it may send each guess from another address of its /64. */
   private subjectOf(request: FastifyRequest): string {
     const address = this.options.clientAddressOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
-    return `operator-auth:${address}`;
+    return `operator-auth:${limitedNetworkOf(address, this.options.ipv6LimitPrefix ?? 64)}`;
   }
 }
 

@@ -10,6 +10,7 @@ import type {
   WindowState,
 } from './limiter.ts';
 import { limitsFor, type PlanLimits } from '../domain/plans.ts';
+import { limitedNetworkOf } from '../net/client-address.ts';
 import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
 
 export type LimitVerdict =
@@ -43,6 +44,8 @@ export interface BanSettings {
 
 export interface RateLimitPolicyOptions {
   readonly anonymousPerMinute: number;
+  /** The IPv6 networks requests without a valid key are counted per (IPV6_LIMIT_PREFIX); default 64. */
+  readonly ipv6LimitPrefix?: number;
   /** Requests per minute per account to GET /v1/usage, counted apart from the account's windows. */
   readonly usagePerMinute: number;
   readonly ban: BanSettings;
@@ -111,6 +114,7 @@ export class RateLimitPolicy {
   private checkingLifts = false;
   private readonly anonymousWindows: readonly WindowSpec[];
   private readonly anonymousPolicy: string;
+  private readonly ipv6LimitPrefix: number;
   private readonly usageWindows: readonly WindowSpec[];
   private readonly usagePolicy: string;
   private readonly preparedPrincipals = new WeakMap<KeyPrincipal, PreparedPrincipal>();
@@ -127,6 +131,7 @@ export class RateLimitPolicy {
     };
     this.anonymousWindows = [{ name: 'minute', limit: options.anonymousPerMinute, seconds: 60 }];
     this.anonymousPolicy = policyField(this.anonymousWindows);
+    this.ipv6LimitPrefix = options.ipv6LimitPrefix ?? 64;
     this.usageWindows = [{ name: 'minute', limit: options.usagePerMinute, seconds: 60 }];
     this.usagePolicy = policyField(this.usageWindows);
   }
@@ -198,21 +203,23 @@ export class RateLimitPolicy {
     this.stopLiftCheck();
   }
 
-  /** Counts a request without a valid key against its client address. */
+  /** Counts a request without a valid key against its client address (an IPv6 one: its network). */
   async forAddress(address: string): Promise<LimitVerdict> {
     const now = this.clock.now();
-    const result = await this.limiter.consume({ subject: `address:${address}`, windows: this.anonymousWindows }, now);
+    const counted = limitedNetworkOf(address, this.ipv6LimitPrefix);
+    const result = await this.limiter.consume({ subject: `address:${counted}`, windows: this.anonymousWindows }, now);
     if (result.allowed) return { kind: 'allow', fields: rateLimitFields(result.windows, now, this.anonymousPolicy) };
-    return this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address');
+    return this.limited(result, this.anonymousPolicy, now, anonymousScope(counted));
   }
 
   /** Refusal of a request without a valid key when its address's window is already full; counts nothing. */
   async refusalForAddress(address: string): Promise<LimitVerdict | undefined> {
     const now = this.clock.now();
-    const subject = `address:${address}`;
+    const counted = limitedNetworkOf(address, this.ipv6LimitPrefix);
+    const subject = `address:${counted}`;
     const result = await this.limiter.consume({ subject, windows: this.anonymousWindows, peek: true }, now);
     if (result.windows.every((window) => window.remaining > 0)) return undefined;
-    return this.limited(result, this.anonymousPolicy, now, 'requests without a valid API key, per client address');
+    return this.limited(result, this.anonymousPolicy, now, anonymousScope(counted));
   }
 
   /** Subjects, windows and policy of a principal, built once per cached principal instead of per request. */
@@ -341,6 +348,13 @@ export class RateLimitPolicy {
  */
 function banSubjectOf(key: BannableKey): BanSubject {
   return { subject: accountSubjectOf(key.accountId), strikeSubject: `key:${key.keyId}` };
+}
+
+/** What a refusal of requests without a valid key says they are counted per: an address, or an IPv6 network. */
+function anonymousScope(counted: string): string {
+  const slash = counted.lastIndexOf('/');
+  const per = slash < 0 ? 'client address' : `client network (IPv6 ${counted.slice(slash)})`;
+  return `requests without a valid API key, per ${per}`;
 }
 
 function accountSubjectOf(accountId: number): string {

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/composition-root.ts';
 import { REDACTED_OPERATOR_TOKEN, redactKeys } from '../../src/http/redact.ts';
+import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
@@ -351,6 +352,66 @@ describe('failed operator authentications are limited per client address', () =>
     } finally {
       await direct.close();
     }
+  });
+});
+
+describeEachBackend('failed operator authentications from IPv6 are counted per /64', (backend) => {
+  let app: OperatorTestApp;
+  const wrong = `pso_${'A'.repeat(16)}_${'B'.repeat(32)}`;
+
+  before(async () => {
+    app = await startOperatorTestApp({ backend, clock: new ManualClock(START), env: { TRUST_PROXY: '127.0.0.1' } });
+  });
+  after(() => app.close());
+
+  const from = (address: string, given: HttpRequest = {}): HttpRequest => ({
+    ...given,
+    headers: { ...given.headers, 'x-forwarded-for': address },
+  });
+
+  it('guesses from rotating addresses of one /64 lock the whole /64 out, and no other network', async () => {
+    // Each guess from another address of 2001:db8:5:6::/64, as a host that holds it may send them.
+    for (let i = 0; i < 10; i += 1) {
+      const address = `2001:db8:5:6:${(i * 4099).toString(16)}::${i + 1}`;
+      const path = i % 2 === 0 ? '/admin/v1/status' : '/admin/v1/session';
+      const given = path === '/admin/v1/status' ? { key: wrong } : { method: 'POST', json: { token: wrong } };
+      assertUnauthorized(await request(app.operator, path, from(address, given)), `failure ${i + 1} from ${address}`);
+    }
+    for (const address of ['2001:db8:5:6::1', '2001:DB8:5:6:FFFF:FFFF:FFFF:FFFF', '2001:db8:5:6:abcd::42']) {
+      assertError(
+        await request(app.operator, '/admin/v1/status', from(address, { key: app.token })),
+        429,
+        'rate_limited',
+      );
+    }
+    const login = await request(
+      app.operator,
+      '/admin/v1/session',
+      from('2001:db8:5:6:1::1', { method: 'POST', json: { token: app.token } }),
+    );
+    assertError(login, 429, 'rate_limited');
+    // The neighbouring /64s and an IPv4 client are other clients.
+    for (const address of ['2001:db8:5:7::1', '2001:db8:5:5:ffff:ffff:ffff:ffff', '203.0.113.30']) {
+      const answer = await request(app.operator, '/admin/v1/status', from(address, { key: app.token }));
+      assert.equal(answer.status, 200, `${address}: ${answer.text}`);
+    }
+  });
+
+  it('IPv4-mapped IPv6 counts as its IPv4 address', async () => {
+    for (let i = 0; i < 10; i += 1) {
+      const address = i % 2 === 0 ? '::ffff:198.51.100.40' : '198.51.100.40';
+      assertUnauthorized(await request(app.operator, '/admin/v1/status', from(address, { key: wrong })), address);
+    }
+    assertError(
+      await request(app.operator, '/admin/v1/status', from('::FFFF:C633:6428', { key: app.token })),
+      429,
+      'rate_limited',
+    );
+    assert.equal(
+      (await request(app.operator, '/admin/v1/status', from('198.51.100.41', { key: app.token }))).status,
+      200,
+      'the next address is another client',
+    );
   });
 });
 

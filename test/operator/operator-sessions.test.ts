@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { LAST_SEEN_EVERY_MS } from '../../src/auth/operator-sessions.ts';
+import { lastSeenEveryMs, OperatorSessionService } from '../../src/auth/operator-sessions.ts';
 import { loadConfig } from '../../src/config.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, request, type HttpAnswer } from '../support/http-client.ts';
@@ -96,25 +96,25 @@ describeEachBackend('console sessions', (backend) => {
     assert.equal((await status(other)).status, 200);
   });
 
-  it('ends after 30 minutes without a request, counted from the last use stored (written once a minute)', async () => {
+  it('ends after 30 minutes without a request; the last use is written at most once a minute', async () => {
     clock.set(START);
     const cookie = await app.logIn();
-    // Within the minute, a use is not written: the session still counts from its login…
-    clock.advance(LAST_SEEN_EVERY_MS / 2);
+    const stored = () => app.publicApp.services.store.operatorSessions.find(hashOfCookie(cookie));
+    clock.advance(MINUTE / 2);
     assert.equal((await status(cookie)).status, 200);
-    // …so it ends 30 minutes after the login, less than a minute early, never late.
-    clock.set(START + 30 * MINUTE - 1);
+    // Within the minute, the use is not written…
+    assert.equal((await stored())?.lastSeenAt, START);
+    // …but the instance that answered it counts the idle time from it, not from the login.
+    const lastUse = START + MINUTE / 2 + 30 * MINUTE - 1;
+    clock.set(lastUse);
     assert.equal((await status(cookie)).status, 200);
-    // That use was written (over a minute since the last one stored): 30 more minutes from it.
-    clock.advance(30 * MINUTE - 1);
-    assert.equal((await status(cookie)).status, 200);
+    assert.equal((await stored())?.lastSeenAt, lastUse, 'over a minute since the last one stored: written');
     clock.advance(30 * MINUTE);
     assertRefused(await status(cookie), 'idle for 30 minutes');
     // Refused for good: coming back later does not revive it.
     clock.advance(-MINUTE);
     assertRefused(await status(cookie), 'once over');
-    const stored = await app.publicApp.services.store.operatorSessions.find(hashOfCookie(cookie));
-    assert.equal(stored?.endedAt, START + 90 * MINUTE - 2, 'ended when its idle time was up');
+    assert.equal((await stored())?.endedAt, lastUse + 30 * MINUTE, 'ended when its idle time was up');
   });
 
   it('ends 12 hours after its login, however busy', async () => {
@@ -245,6 +245,66 @@ describeEachBackend('console sessions: settings and failed attempts', (backend) 
     for (let i = 0; i < 3; i += 1) assertError(await status(guessed), 401, 'unauthorized');
     assertError(await request(app.operator, '/admin/v1/status', { key: app.token }), 429, 'rate_limited');
     clock.advance(MINUTE);
+  });
+});
+
+describeEachBackend('console sessions at the smallest idle time, one minute', (backend) => {
+  let app: OperatorTestApp;
+  let clock: ManualClock;
+  const IDLE = MINUTE;
+
+  before(async () => {
+    clock = new ManualClock(START);
+    app = await startOperatorTestApp({ backend, clock, env: { OPERATOR_SESSION_IDLE_MINUTES: '1' } });
+  });
+  after(() => app.close());
+
+  const status = (cookie: string): Promise<HttpAnswer> =>
+    request(app.operator, '/admin/v1/status', { headers: { cookie } });
+  const stored = (cookie: string) => app.publicApp.services.store.operatorSessions.find(hashOfCookie(cookie));
+
+  /** Uses each session every `every` ms from `from` up to and including `until`. */
+  async function useEvery(cookies: readonly string[], every: number, from: number, until: number): Promise<void> {
+    for (let at = from; at <= until; at += every) {
+      clock.set(at);
+      for (const cookie of cookies) assert.equal((await status(cookie)).status, 200, `at ${(at - START) / 1000} s`);
+    }
+  }
+
+  it('a session used every quarter of it stays open past a minute, and ends a minute after its last use', async () => {
+    clock.set(START);
+    const [kept, left] = [await app.logIn(), await app.logIn()];
+    const lastUse = START + 5 * MINUTE;
+    await useEvery([kept, left], IDLE / 4, START + IDLE / 4, lastUse);
+    // Written at each use, so every instance sees it.
+    assert.equal((await stored(kept))?.lastSeenAt, lastUse);
+    clock.set(lastUse + IDLE - 1);
+    assert.equal((await status(kept)).status, 200, 'a moment before its idle time is up');
+    clock.set(lastUse + IDLE);
+    assertError(await status(left), 401, 'unauthorized');
+    assert.equal((await stored(left))?.endedAt, lastUse + IDLE);
+  });
+
+  it('used more often, it ends a minute after the last use the instance answered, though not yet written', async () => {
+    assert.equal(lastSeenEveryMs(IDLE), 15_000, 'written at most every quarter of the idle time');
+    clock.set(START + HOUR);
+    const [kept, left, elsewhere] = [await app.logIn(), await app.logIn(), await app.logIn()];
+    // Every 10 s: a use is written only when 15 s have passed since the last one stored.
+    const lastUse = START + HOUR + 3 * MINUTE + 10_000;
+    await useEvery([kept, left, elsewhere], 10_000, START + HOUR + 10_000, lastUse);
+    assert.equal((await stored(kept))?.lastSeenAt, lastUse - 10_000, 'the last use is not written yet');
+    clock.set(lastUse + IDLE - 1);
+    assert.equal((await status(kept)).status, 200, 'counted from the last use, not from the one stored');
+    clock.set(lastUse + IDLE);
+    assertError(await status(left), 401, 'unauthorized');
+    // Another instance knows only the stored time: there a session ends up to a quarter of its idle time sooner.
+    const other = new OperatorSessionService(app.publicApp.services.store.operatorSessions, clock, {
+      idleMs: IDLE,
+      maxMs: HOUR,
+    });
+    clock.set(lastUse - 10_000 + IDLE);
+    assert.deepEqual(await other.verify(elsewhere.slice('petstore_operator='.length)), { ok: false, reason: 'idle' });
+    assert.equal((await stored(elsewhere))?.endedAt, lastUse - 10_000 + IDLE, '10 s sooner than on this instance');
   });
 });
 
