@@ -65,12 +65,14 @@ export function cpuRatios(of: readonly RunFigures[], to: readonly RunFigures[]) 
   };
 }
 
-const WIDTHS = [13, 8, 8, 8, 14, 12];
+const WIDTHS = [20, 8, 8, 8, 14, 12];
 const line = (cells: readonly string[]): string =>
-  cells.map((cell, column) => (column === 0 ? cell.padEnd(13) : cell.padStart(WIDTHS[column] ?? 8))).join(' ');
+  cells
+    .map((cell, column) => (column === 0 ? cell.padEnd(WIDTHS[0] ?? 20) : cell.padStart(WIDTHS[column] ?? 8)))
+    .join(' ');
 
 /** The stacks the service is set beside, after the earlier commits (every other target but `bare`). */
-const STACKS = ['express', 'fastify-hello'];
+const STACKS = ['fastify-typical', 'fastify-typical-log', 'express', 'fastify-hello'];
 
 /**
  * A table of one scenario: medians per target, the ratio to `bare`, the CPU per request where it was
@@ -130,7 +132,7 @@ export interface TargetMemory {
 export function formatPeakRss(targets: readonly TargetMemory[]): string {
   const rows = targets.map(({ target, peakRssBytes }) =>
     [
-      target.padEnd(13),
+      target.padEnd(WIDTHS[0] ?? 20),
       (peakRssBytes === undefined ? 'unknown' : (peakRssBytes / 1024 / 1024).toFixed(1)).padStart(8),
     ].join(' '),
   );

@@ -9,7 +9,15 @@ import { checkOutBaseline } from './baseline.ts';
 import { runEntry, type CleanUp } from './entry.ts';
 import { buildScenarios, measure, type LoadTarget, type Scenario } from './load.ts';
 import { formatPeakRss, formatScenario, type RunFigures } from './report.ts';
-import { seedPets, startBare, startExpress, startFastifyHello, startService, type ChildServer } from './servers.ts';
+import {
+  seedPets,
+  startBare,
+  startExpress,
+  startFastifyHello,
+  startFastifyTypical,
+  startService,
+  type ChildServer,
+} from './servers.ts';
 import { loadSettings, type BenchSettings } from './settings.ts';
 
 /**
@@ -149,12 +157,20 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
     servers.set(name, server);
     services.push(asTarget(name, server, key, await seedPets(server.url, key, PETS)));
   }
-  // The stack people would pick instead, on SQLite whatever BENCH_DATABASE_URL says; seeded the same way.
-  log(`seeding ${PETS} pets into express`);
-  const express = await startExpress(join(workDir, 'express.db'));
-  cleanUps.push(() => express.server.stop());
-  servers.set('express', express.server);
-  const expressIds = await seedPets(express.server.url, express.key, PETS);
+  // The stacks people would pick instead, on SQLite whatever BENCH_DATABASE_URL says; seeded the same way.
+  const peers: LoadTarget[] = [];
+  const peerStarts = {
+    express: () => startExpress(join(workDir, 'express.db')),
+    'fastify-typical': () => startFastifyTypical(join(workDir, 'fastify-typical.db'), false),
+    'fastify-typical-log': () => startFastifyTypical(join(workDir, 'fastify-typical-log.db'), true),
+  };
+  for (const [name, start] of Object.entries(peerStarts)) {
+    log(`seeding ${PETS} pets into ${name}`);
+    const peer = await start();
+    cleanUps.push(() => peer.server.stop());
+    servers.set(name, peer.server);
+    peers.push(asTarget(name, peer.server, peer.key, await seedPets(peer.server.url, peer.key, PETS)));
+  }
   const scenarios = buildScenarios(settings.scenarios, PETS);
   const current = services.at(-1) as LoadTarget;
   const responses = await bareResponses(scenarios, current, settings.acceptEncoding);
@@ -167,7 +183,7 @@ async function bench(settings: BenchSettings, cleanUps: CleanUp[]): Promise<numb
   const targets: LoadTarget[] = [
     asTarget('bare', bare, undefined, current.petIds),
     asTarget('fastify-hello', fastifyHello, undefined, current.petIds),
-    asTarget('express', express.server, express.key, expressIds),
+    ...peers,
     ...services,
   ];
   const encoding = settings.acceptEncoding === undefined ? '' : `, Accept-Encoding: ${settings.acceptEncoding}`;

@@ -143,6 +143,19 @@ export async function startExpress(databaseFile: string) {
 }
 
 /**
+ * The app a developer would write on Fastify with its own plugins (fastify-typical-server.ts), on a
+ * fresh SQLite file, with one key of its own; `log` turns on Fastify's request log. Seed it with
+ * `seedPets` like the others.
+ */
+export async function startFastifyTypical(databaseFile: string, log: boolean) {
+  const key = `bench_${randomBytes(24).toString('base64url')}`;
+  const env = cleanEnv({ DATABASE_FILE: databaseFile, API_KEY: key, LOG: log ? 'on' : 'off' });
+  const entry = join(import.meta.dirname, 'fastify-typical-server.ts');
+  const name = log ? 'Fastify-typical app with its log' : 'Fastify-typical app';
+  return { key, server: await startServer(name, import.meta.dirname, [entry], env) };
+}
+
+/**
  * Sets a checkout's service up through its public surfaces only (its operator CLI, its `start`
  * script's entry, HTTP), so that any version of it is measured the same way. `name` names it in reports.
  */

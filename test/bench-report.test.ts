@@ -78,6 +78,23 @@ describe('bench report', () => {
     assert.equal(lines.length, 8);
   });
 
+  it('sets the service beside the Fastify-typical app first, without its log and with it, then the others', () => {
+    const table = formatScenario('GET /v1/pets/{id}', [
+      { target: 'bare', runs: [run(4000)] },
+      { target: 'fastify-hello', runs: [run(3000)] },
+      { target: 'fastify-typical', runs: [run(2000)] },
+      { target: 'fastify-typical-log', runs: [run(1000)] },
+      { target: 'express', runs: [run(800)] },
+      { target: 'service', runs: [run(2200)] },
+    ]);
+    const comparisons = table.split('\n').slice(8);
+    assert.deepEqual(
+      comparisons.map((line) => line.split(' req/s')[0]),
+      ['service/fastify-typical', 'service/fastify-typical-log', 'service/express', 'service/fastify-hello'],
+    );
+    assert.match(comparisons[0] ?? '', /: 1\.100 \(ratio of medians\)/);
+  });
+
   it('names the current commit in compare mode: current/baseline, then current/express', () => {
     const table = formatScenario('POST /v1/pets', [
       { target: 'bare', runs: [run(2000)] },
@@ -116,9 +133,9 @@ describe('bench report', () => {
     ]);
     assert.deepEqual(text.split('\n'), [
       'Peak RSS over warm-up and rounds (VmHWM, MiB)',
-      'bare              50.0',
-      'express          123.5',
-      'service        unknown',
+      `${'bare'.padEnd(20)}     50.0`,
+      `${'express'.padEnd(20)}    123.5`,
+      `${'service'.padEnd(20)}  unknown`,
     ]);
   });
 
