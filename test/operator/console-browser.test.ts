@@ -672,7 +672,7 @@ describe('the operator console in a browser', { skip: missing }, () => {
     }
   });
 
-  it('lists the operator tokens and revokes one; the admin API refuses it at once; the trail says console', async () => {
+  it('lists the operator tokens and revokes one; the admin API refuses it; the trail says console', async () => {
     const spare = JSON.parse(await cli(['operator', 'token', 'create', '--name', 'spare', '--json'], env)) as {
       id: string;
       token: string;
