@@ -31,9 +31,17 @@ export type AuditActor =
   | { readonly kind: 'operator_token'; readonly id: string; readonly name: string | null }
   | { readonly kind: 'cli'; readonly user: string };
 
-/** Who makes a change, and the id of the request that asked for it (null from the CLI). */
+/**
+ * Through what a change was made: the console (a request with its session cookie), the admin API
+ * (a request with a bearer operator token), or the command-line tool.
+ */
+export const AUDIT_VIAS = ['console', 'api', 'cli'] as const;
+export type AuditVia = (typeof AUDIT_VIAS)[number];
+
+/** Who makes a change, through what, and the id of the request that asked for it (null from the CLI). */
 export interface AuditContext {
   readonly actor: AuditActor;
+  readonly via: AuditVia;
   readonly requestId: string | null;
 }
 

@@ -1,5 +1,5 @@
 import type { ColumnType } from 'kysely';
-import type { AuditAction, AuditActor, AuditTargetType } from '../domain/audit.ts';
+import type { AuditAction, AuditActor, AuditTargetType, AuditVia } from '../domain/audit.ts';
 import type { UsageOperation, UsageOutcome } from '../domain/usage.ts';
 import type { Plan } from '../domain/plans.ts';
 import type { PET_FIELDS, PetFieldName, PetRecord } from '../domain/pet.ts';
@@ -115,6 +115,8 @@ export interface AuditEntriesTable {
   actor_id: string;
   /** The token's label; null for the CLI. */
   actor_name: string | null;
+  /** Through what the change was made. */
+  via: AuditVia;
   action: AuditAction;
   target_type: AuditTargetType;
   target_id: string;

@@ -168,6 +168,22 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
       .addColumn('scopes', 'text', (column) => column.notNull().defaultTo('pets:read pets:write usage:read'))
       .execute();
   },
+  '0008-audit-via': async (db) => {
+    // Through what each change was made. An earlier entry of a token cannot tell the console from the admin
+    // API and is marked api; the CLI's are cli. The default stays for an instance of the release before,
+    // still running during a rolling upgrade; its CLI's entries are read as cli by their actor (sql-store.ts).
+    await db.schema
+      .alterTable('audit_entries')
+      .addColumn('via', 'text', (column) =>
+        column
+          .notNull()
+          .defaultTo('api')
+          .check(sql`via IN ('console', 'api', 'cli')`),
+      )
+      .execute();
+    await sql`UPDATE audit_entries SET via = 'cli' WHERE actor_kind = 'cli'`.execute(db);
+    await db.schema.createIndex('audit_entries_via').on('audit_entries').columns(['via', 'at']).execute();
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

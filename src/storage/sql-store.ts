@@ -66,7 +66,7 @@ import type {
   KeyCallsQuery,
   NewAuditEntry,
 } from './store.ts';
-import type { AuditValues } from '../domain/audit.ts';
+import type { AuditValues, AuditVia } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
 import { ALL_SCOPES, scopesFromText, scopesToText } from '../domain/scopes.ts';
@@ -992,6 +992,7 @@ const toAuditEntry = (row: Selectable<AuditEntriesTable>): AuditEntryRecord => (
     row.actor_kind === 'cli'
       ? { kind: 'cli', user: row.actor_id }
       : { kind: 'operator_token', id: row.actor_id, name: row.actor_name },
+  via: viaOfRow(row),
   action: row.action,
   target: { type: row.target_type, id: row.target_id },
   before: row.before === null ? null : (JSON.parse(row.before) as AuditValues),
@@ -999,11 +1000,20 @@ const toAuditEntry = (row: Selectable<AuditEntriesTable>): AuditEntryRecord => (
   requestId: row.request_id,
 });
 
+/**
+ * Only the CLI's actor is `cli`, so its entries are made through the CLI whatever their column says: the
+ * CLI of the release before the column, run during a rolling upgrade, leaves it at its default.
+ */
+function viaOfRow(row: Pick<Selectable<AuditEntriesTable>, 'actor_kind' | 'via'>): AuditVia {
+  return row.actor_kind === 'cli' ? 'cli' : row.via;
+}
+
 const auditRowOf = (entry: NewAuditEntry): Insertable<AuditEntriesTable> => ({
   at: Math.trunc(entry.at),
   actor_kind: entry.actor.kind,
   actor_id: entry.actor.kind === 'cli' ? entry.actor.user : entry.actor.id,
   actor_name: entry.actor.kind === 'cli' ? null : entry.actor.name,
+  via: entry.via,
   action: entry.action,
   target_type: entry.target.type,
   target_id: entry.target.id,
@@ -1036,13 +1046,16 @@ class SqlAudit extends SqlTable implements AuditStore {
   }
 
   async list(query: AuditQuery): Promise<AuditEntryRecord[]> {
-    const { actor, target, action, from, to, olderThan } = query;
+    const { actor, target, action, via, from, to, olderThan } = query;
     let select = this.db.selectFrom('audit_entries').selectAll();
     if (actor !== undefined) select = select.where('actor_kind', '=', actor.kind);
     if (actor?.id !== undefined) select = select.where('actor_id', '=', actor.id);
     if (target !== undefined) select = select.where('target_type', '=', target.type);
     if (target?.id !== undefined) select = select.where('target_id', '=', target.id);
     if (action !== undefined) select = select.where('action', '=', action);
+    // As the entries read (viaOfRow): the CLI's by their actor, a token's by the column.
+    if (via === 'cli') select = select.where('actor_kind', '=', 'cli');
+    else if (via !== undefined) select = select.where('via', '=', via).where('actor_kind', '=', 'operator_token');
     if (from !== undefined) select = select.where('at', '>=', from);
     if (to !== undefined) select = select.where('at', '<', to);
     if (olderThan !== undefined) {

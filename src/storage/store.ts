@@ -2,7 +2,7 @@
  * The storage seam. Each backend (sqlite-dialect.ts, postgres-dialect.ts) implements `Store` in one
  * file; services depend only on this interface. Times are milliseconds since the epoch.
  */
-import type { AuditAction, AuditActor, AuditChange, AuditContext, AuditTargetType } from '../domain/audit.ts';
+import type { AuditAction, AuditActor, AuditChange, AuditContext, AuditTargetType, AuditVia } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';
 import type { KeyScope } from '../domain/scopes.ts';
@@ -414,6 +414,8 @@ export interface AuditQuery {
   /** Every target of a type, or the one with `id`. */
   readonly target?: { readonly type: AuditTargetType; readonly id?: string };
   readonly action?: AuditAction;
+  /** Only the changes made through the console, the admin API or the CLI. */
+  readonly via?: AuditVia;
   /** At or after. */
   readonly from?: number;
   /** Before. */

@@ -8,15 +8,32 @@ import ts from 'typescript';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
- * @petstore/client as someone outside the repository gets it: packed with `npm pack` (prepack builds dist/),
- * installed offline into a fresh project, compiled there by a strict tsc, and run by a Node older than 24
- * (which strips no types) against the real app. With no such Node it is skipped with the reason, unless CI=true:
- * then it fails.
+ * @petstore/client as someone outside the repository gets it: packed and installed into a fresh project by the
+ * commands of client/README.md's Install section, as written (`npm pack` in client/, whose prepack builds dist/;
+ * `npm install` of the tarball by the name the README gives, offline), compiled there by a strict tsc, and run by a
+ * Node older than 24 (which strips no types) against the real app. With no such Node it is skipped with the reason,
+ * unless CI=true: then it fails.
  */
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'client', 'package.json'), 'utf8')) as { version: string };
+
+/** The placeholders of the README's commands, which a reader replaces with their own paths. */
+const PROJECT_PLACEHOLDER = '/your/project';
+const TARBALL_PLACEHOLDER = '/path/to/';
+
+/** The commands of the Install section's shell block of client/README.md, in order, without their comments. */
+function readmeInstallCommands(): string[] {
+  const readme = readFileSync(join(ROOT, 'client', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Install\n'));
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(section)?.[1];
+  assert.ok(block !== undefined, 'client/README.md has an Install section with a sh block');
+  return block
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line !== '');
+}
 
 interface OlderNode {
   readonly path: string;
@@ -280,6 +297,8 @@ function deprecationOf(path: string, className: string, methodName: string): str
 describe('client: the packed package in a project of its own', { skip: missing }, () => {
   let app: TestApp;
   let work: string;
+  /** The tarballs the README's `npm pack` wrote into client/ (git ignores them), removed once done. */
+  let packed: readonly string[] = [];
 
   before(async () => {
     app = await startTestApp();
@@ -288,17 +307,40 @@ describe('client: the packed package in a project of its own', { skip: missing }
   after(async () => {
     await app?.close();
     if (work !== undefined) rmSync(work, { recursive: true, force: true });
+    for (const name of packed) rmSync(join(ROOT, 'client', name), { force: true });
   });
 
-  it('packs, installs offline, compiles under strict settings and runs on an older Node', async () => {
-    await run('npm', ['pack', '--pack-destination', work], join(ROOT, 'client'));
-    const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'));
-    assert.equal(tarball, `petstore-client-${MANIFEST.version}.tgz`);
+  it("packs and installs by the README's commands, compiles under strict settings, runs on an older Node", async () => {
+    const [pack, install = '', ...more] = readmeInstallCommands();
+    assert.deepEqual(more, [], 'two commands: pack, then install');
+    assert.equal(pack, 'cd client && npm pack');
+    const tarball = /\/(petstore-client-[^/\s]+\.tgz)$/.exec(install)?.[1];
+    assert.ok(
+      install.startsWith(`cd ${PROJECT_PLACEHOLDER} && npm install ${TARBALL_PLACEHOLDER}`) && tarball !== undefined,
+      `the install command names the tarball: ${install}`,
+    );
+    // From the checkout's root, as the README has the reader run it: the tarball is written into client/.
+    const clientDirectory = join(ROOT, 'client');
+    const there = new Set(readdirSync(clientDirectory));
+    await run('bash', ['-euo', 'pipefail', '-c', pack], ROOT);
+    packed = readdirSync(clientDirectory).filter((name) => name.endsWith('.tgz') && !there.has(name));
+    assert.deepEqual(
+      packed,
+      [tarball],
+      `npm pack wrote the tarball the README names (the version is ${MANIFEST.version})`,
+    );
 
     const project = join(work, 'consumer');
     mkdirSync(join(project, 'src'), { recursive: true });
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, tarball)], project);
+    // The reader's paths for the placeholders; offline, the package having no dependencies to fetch.
+    const installHere = install.replace(PROJECT_PLACEHOLDER, project).replace(TARBALL_PLACEHOLDER, `${ROOT}/client/`);
+    const offline = cleanEnvironment({
+      npm_config_offline: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+    });
+    await run('bash', ['-euo', 'pipefail', '-c', installHere], work, offline);
     const installed = join(project, 'node_modules', '@petstore', 'client');
     assert.deepEqual(readdirSync(installed).sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
 

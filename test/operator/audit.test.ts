@@ -23,6 +23,7 @@ interface Entry {
   readonly id: number;
   readonly at: string;
   readonly actor: { kind: 'operator_token'; id: string; name: string | null } | { kind: 'cli'; user: string };
+  readonly via: 'console' | 'api' | 'cli';
   readonly action: string;
   readonly target: { type: string; id: string };
   readonly before: Record<string, unknown> | null;
@@ -87,6 +88,7 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
 
   function assertMadeHere(entry: Entry, requestId: string): void {
     assert.deepEqual(entry.actor, { kind: 'operator_token', id: tokenId, name: 'tests' });
+    assert.equal(entry.via, 'api', 'a request with Authorization: Bearer');
     assert.equal(entry.requestId, requestId);
     assert.equal(entry.at, new Date(clock.now()).toISOString(), 'at: the injected clock');
   }
@@ -356,6 +358,8 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
       ['cursor=nope', 'cursor'],
       [`cursor=${Buffer.from('a1.1.x').toString('base64url')}`, 'cursor'],
       ['action=key.create&action=key.revoke', 'action'],
+      ['via=browser', 'via'],
+      ['via=API', 'via'],
     ];
     for (const [query, parameter] of cases) {
       assertError(await admin(`/admin/v1/audit?${query}`), 400, 'invalid_query', parameter);
@@ -414,6 +418,56 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
       (await trail(`target=account:${name}`)).entries.map((entry) => entry.requestId),
       ['req-kept'],
     );
+  });
+
+  it('tells a change made through the console (its session cookie) from one made through the admin API', async () => {
+    // After every other test's time: they look for entries at or after theirs.
+    const start = MID + 5 * DAY_MS;
+    clock.set(start);
+    const cookie = await app.logIn();
+    const name = accountName();
+    const throughConsole = await request(app.operator, '/admin/v1/accounts', {
+      method: 'POST',
+      headers: { cookie, origin: app.operator.url, 'x-request-id': 'req-console' },
+      json: { name, plan: 'free' },
+    });
+    assert.equal(throughConsole.status, 201, throughConsole.text);
+    clock.advance(1000);
+    await change(`/admin/v1/accounts/${name}/plan`, 'PUT', 'req-api', { plan: 'pro' });
+    clock.advance(1000);
+    // A request with both: the authentication takes the header's token, so the change is the admin API's.
+    const both = await admin(`/admin/v1/accounts/${name}/keys`, {
+      method: 'POST',
+      headers: { cookie, origin: app.operator.url, 'x-request-id': 'req-both' },
+    });
+    assert.equal(both.status, 201, both.text);
+
+    // This test's window, before the real time of the CLI's entries of the test before.
+    const since = `from=${new Date(start).toISOString()}&to=${new Date(clock.now() + 1).toISOString()}`;
+    const made = (await trail(since)).entries;
+    assert.deepEqual(
+      made.map((entry) => [entry.requestId, entry.via, entry.actor]),
+      [
+        ['req-both', 'api', { kind: 'operator_token', id: tokenId, name: 'tests' }],
+        ['req-api', 'api', { kind: 'operator_token', id: tokenId, name: 'tests' }],
+        ['req-console', 'console', { kind: 'operator_token', id: tokenId, name: 'tests' }],
+      ],
+    );
+    const byVia = async (via: string): Promise<(string | null)[]> =>
+      (await trail(`${since}&via=${via}`)).entries.map((entry) => entry.requestId);
+    assert.deepEqual(await byVia('console'), ['req-console']);
+    assert.deepEqual(await byVia('api'), ['req-both', 'req-api']);
+    assert.deepEqual(await byVia('cli'), []);
+
+    // The CLI's own change says cli.
+    const env = { DATABASE_URL: app.publicApp.services.config.databaseUrl };
+    const cli = await runCliInProcess(['account', 'set-plan', '--name', name, '--plan', 'business'], env);
+    assert.equal(cli.status, 0, cli.stderr);
+    const [byCli] = (await trail(`target=account:${name}&via=cli`)).entries;
+    assert.equal(byCli?.via, 'cli');
+    assert.equal(byCli.actor.kind, 'cli');
+    assert.equal(byCli.action, 'account.update');
+    clock.set(MID);
   });
 });
 

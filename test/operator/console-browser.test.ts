@@ -27,8 +27,8 @@ import { StartedParts } from '../support/started-parts.ts';
  * to storage as the flusher writes it, so that the charts have hours and days to draw besides the
  * current one: what they show must be exactly that history plus the requests the test makes.
  *
- * With CONSOLE_SCREENSHOTS=1 the run saves screenshots of the overview, the accounts, an account and the audit trail
- * in docs/images, where docs/operations.md shows them; without it, it takes none.
+ * With CONSOLE_SCREENSHOTS=1 the run saves screenshots of the overview, the accounts, an account, the operator tokens
+ * and the audit trail in docs/images, where docs/operations.md shows them; without it, it takes none.
  */
 const HOST = 'petstore-operator.test';
 const ACCOUNT = 'console-shop';
@@ -93,6 +93,8 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
    */
   let operatorDirect: string;
   let operatorToken: string;
+  /** The server's settings, which the CLI shares. */
+  let env: Record<string, string>;
   let keyA: { key: string; id: string };
   let keyB: { key: string; id: string };
   let history: EarlierTraffic;
@@ -102,7 +104,7 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'console-browser-'));
     const operatorPort = await freePort();
-    const env = {
+    env = {
       DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`,
       LOG_LEVEL: 'warn',
       DEMO_BOOTSTRAP: 'false',
@@ -333,28 +335,31 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
       const actions = await page
         .locator('tr[data-entry]')
         .evaluateAll((rows) =>
-          rows.map((row) => `${row.getAttribute('data-action')} ${row.getAttribute('data-actor')}`),
+          rows.map((row) => ['action', 'actor', 'via'].map((name) => row.getAttribute(`data-${name}`)).join(' ')),
         );
       const byConsole = (await revocation.getAttribute('data-actor')) ?? '';
       const cli = `cli:${userInfo().username}`;
       assert.deepEqual(actions, [
-        `ban.lift ${byConsole}`,
-        `key.revoke ${byConsole}`,
-        `key.create ${cli}`,
-        `account.create ${cli}`,
-        `key.create ${cli}`,
-        `key.create ${cli}`,
-        `account.create ${cli}`,
-        `operator_token.create ${cli}`,
+        `ban.lift ${byConsole} console`,
+        `key.revoke ${byConsole} console`,
+        `key.create ${cli} cli`,
+        `account.create ${cli} cli`,
+        `key.create ${cli} cli`,
+        `key.create ${cli} cli`,
+        `account.create ${cli} cli`,
+        `operator_token.create ${cli} cli`,
       ]);
+      assert.match(await revocation.innerText(), /\bconsole\b/, 'the row says through what');
       await screenshot(page, 'console-audit.png');
 
       // The admin API has the same entry, with the request id of the console's call.
       const found = await fetch(`${operatorDirect}/admin/v1/audit?target=key:${keyB.id}&action=key.revoke`, {
         headers: { authorization: `Bearer ${operatorToken}` },
       });
-      const [entry] = ((await found.json()) as { entries: Array<{ actor: unknown; requestId: string }> }).entries;
+      const [entry] = ((await found.json()) as { entries: Array<{ actor: unknown; via: string; requestId: string }> })
+        .entries;
       assert.deepEqual(entry?.actor, { kind: 'operator_token', id: byConsole, name: 'console test' });
+      assert.equal(entry.via, 'console');
       assert.equal(entry.requestId, revocationId);
 
       // Filtered by action, through the page's form.
@@ -655,6 +660,77 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
       assert.deepEqual(problems, [
         'console: Failed to load resource: the server responded with a status of 400 (Bad Request)',
       ]);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('lists the operator tokens and revokes one; the admin API refuses it; the trail says console', async () => {
+    const spare = JSON.parse(await cli(['operator', 'token', 'create', '--name', 'spare', '--json'], env)) as {
+      id: string;
+      token: string;
+    };
+    const byToken = (token: string): Promise<Response> =>
+      fetch(`${operatorDirect}/admin/v1/status`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal((await byToken(spare.token)).status, 200, 'the spare token opens the admin API');
+    const page = await loggedIn(operatorOrigin);
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.accept();
+    });
+    try {
+      await page.goto(`${operatorOrigin}/console/operator-tokens`);
+      const problems = watchProblems(page);
+      await watchCspViolations(page);
+      await page.reload();
+      const ownId = operatorToken.split('_')[1] ?? '';
+      const own = page.locator(`tr[data-token="${ownId}"][data-state="active"]`);
+      const row = page.locator(`tr[data-token="${spare.id}"]`);
+      await Promise.all([own.waitFor(), row.waitFor()]);
+      assert.equal(await page.locator('nav a[aria-current="page"]').innerText(), 'Operator tokens');
+      assert.match(await own.innerText(), /console test/);
+      assert.deepEqual(
+        await page
+          .locator('tr[data-token]')
+          .evaluateAll((rows) => rows.map((found) => found.getAttribute('data-token'))),
+        [ownId, spare.id],
+        'every token, oldest first',
+      );
+      assert.match(await row.innerText(), /spare/);
+      assert.equal(await row.getAttribute('data-state'), 'active');
+      await screenshot(page, 'console-operator-tokens.png');
+
+      const revoked = page.waitForResponse((answer) => answer.url().endsWith(`/operator-tokens/${spare.id}/revoke`));
+      await row.locator('[data-action="revoke"]').click();
+      assert.match(dialogs.at(-1) ?? '', new RegExp(`Revoke operator token ${spare.id} \\(spare\\)\\?`));
+      assert.equal((await revoked).status(), 200);
+      await page.locator(`tr[data-token="${spare.id}"][data-state="revoked"]`).waitFor();
+      assert.equal(await page.locator(`tr[data-token="${spare.id}"] [data-action="revoke"]`).count(), 0);
+      assert.equal((await byToken(spare.token)).status, 401, 'refused from the answer on');
+      assert.equal((await byToken(operatorToken)).status, 200, 'the console token is untouched');
+
+      // The trail, filtered through the page's form to the console's changes: this revocation first.
+      await page.goto(`${operatorOrigin}/console/audit`);
+      await page.selectOption('#audit-filters select[name="via"]', 'console');
+      await Promise.all([page.waitForURL(/\/console\/audit\?.*via=console/), page.click('#audit-filters button')]);
+      await page.locator('tr[data-entry]').first().waitFor();
+      const shown = await page
+        .locator('tr[data-entry]')
+        .evaluateAll((rows) =>
+          rows.map((found) => [found.getAttribute('data-via'), found.getAttribute('data-action')]),
+        );
+      assert.deepEqual(shown[0], ['console', 'operator_token.revoke']);
+      assert.ok(
+        shown.every(([via]) => via === 'console'),
+        JSON.stringify(shown),
+      );
+      assert.equal(
+        await page.locator(`tr[data-action="operator_token.revoke"][data-target="operator_token:${spare.id}"]`).count(),
+        1,
+      );
+      assert.deepEqual(await cspViolations(page), []);
+      assert.deepEqual(problems, []);
     } finally {
       await page.context().close();
     }

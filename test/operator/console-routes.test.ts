@@ -17,6 +17,7 @@ const PAGES = [
   '/console/accounts',
   '/console/accounts/some-shop',
   '/console/deprecated',
+  '/console/operator-tokens',
   '/console/audit',
   '/console/login',
 ];

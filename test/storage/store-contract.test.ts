@@ -607,11 +607,15 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
     });
 
     describe('audit trail', () => {
-      const byToken = { actor: { kind: 'operator_token', id: 'AbCdEfGh01234567', name: 'ops' }, requestId: 'req-1' };
-      const byCli = { actor: { kind: 'cli', user: 'alice' }, requestId: null };
+      const byToken = {
+        actor: { kind: 'operator_token', id: 'AbCdEfGh01234567', name: 'ops' },
+        via: 'api',
+        requestId: 'req-1',
+      };
+      const byCli = { actor: { kind: 'cli', user: 'alice' }, via: 'cli', requestId: null };
       const entry = (at: number, fields: Partial<NewAuditEntry> = {}): NewAuditEntry => ({
         at,
-        ...(byToken as Pick<NewAuditEntry, 'actor' | 'requestId'>),
+        ...(byToken as Pick<NewAuditEntry, 'actor' | 'via' | 'requestId'>),
         action: 'account.update',
         target: { type: 'account', id: 'acme' },
         before: { plan: 'free', limits: { perMinute: 60, perDay: 1000 } },
@@ -668,19 +672,19 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         );
       });
 
-      it('filters by actor, target, action and time, newest first, and pages by position', async () => {
+      it('filters by actor, target, action, via and time, newest first, and pages by position', async () => {
         const fresh = await openFresh();
         await fresh.migrate();
-        const cli = byCli as Pick<NewAuditEntry, 'actor' | 'requestId'>;
-        const bob = { actor: { kind: 'cli', user: 'bob' }, requestId: null } as Pick<
+        const cli = byCli as Pick<NewAuditEntry, 'actor' | 'via' | 'requestId'>;
+        const bob = { actor: { kind: 'cli', user: 'bob' }, via: 'cli', requestId: null } as Pick<
           NewAuditEntry,
-          'actor' | 'requestId'
+          'actor' | 'via' | 'requestId'
         >;
         const written = [
           entry(NOW),
           entry(NOW + 1000, { ...cli, action: 'key.create', target: { type: 'key', id: 'key_1' }, before: null }),
           entry(NOW + 1000, { ...bob, action: 'key.revoke', target: { type: 'key', id: 'key_1' } }),
-          entry(NOW + 2000, { target: { type: 'account', id: 'other' } }),
+          entry(NOW + 2000, { via: 'console', target: { type: 'account', id: 'other' } }),
           entry(NOW + 3000, {
             action: 'operator_token.revoke',
             target: { type: 'operator_token', id: 'Zz00000000000000' },
@@ -705,6 +709,12 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         assert.deepEqual(await actions({ target: { type: 'account', id: 'acme' } }), ['account.update acme']);
         assert.deepEqual(await actions({ target: { type: 'key' } }), ['key.revoke key_1', 'key.create key_1']);
         assert.deepEqual(await actions({ action: 'account.update' }), ['account.update other', 'account.update acme']);
+        assert.deepEqual(await actions({ via: 'console' }), ['account.update other']);
+        assert.deepEqual(await actions({ via: 'api' }), [
+          'operator_token.revoke Zz00000000000000',
+          'account.update acme',
+        ]);
+        assert.deepEqual(await actions({ via: 'cli' }), ['key.revoke key_1', 'key.create key_1']);
         assert.deepEqual(await actions({ from: NOW + 1000, to: NOW + 3000 }), [
           'account.update other',
           'key.revoke key_1',

@@ -23,6 +23,8 @@ const EVERY_SCOPE = ['pets:read', 'pets:write', 'usage:read'];
 
 /** The last migration release 1.2.0 shipped: its databases have keys without scopes. */
 const RELEASE_1_2_0_LAST_MIGRATION = '0006-audit-trail';
+/** The last migration release 1.3.0 shipped: its audit entries do not say through what. */
+const RELEASE_1_3_0_LAST_MIGRATION = '0007-key-scopes';
 
 /** Rows as the first release wrote them; ids are 1, 2, … in a fresh database. */
 const RELEASE_ONE_DATA = `
@@ -167,6 +169,7 @@ for (const backend of await backends()) {
       const revocation = {
         at: NOW + 60,
         actor: { kind: 'cli', user: 'upgrader' },
+        via: 'cli',
         requestId: null,
         action: 'key.revoke',
         target: { type: 'key', id: 'kid-used' },
@@ -223,6 +226,31 @@ for (const backend of await backends()) {
       } finally {
         await app.close();
       }
+    });
+
+    it("entries of a release 1.3.0 database say through what: a token's api, the CLI's cli", async () => {
+      const url = await backend.freshDatabaseUrl();
+      const released = await openTracked(url);
+      assert.equal(await released.migrate(RELEASE_1_3_0_LAST_MIGRATION), 7);
+      /** An entry as release 1.3.0 wrote it, without the column; the same, with it left to its default. */
+      const oldEntry = (at: number, kind: 'operator_token' | 'cli', id: string): string =>
+        `INSERT INTO audit_entries (at, actor_kind, actor_id, actor_name, action, target_type, target_id,
+           before, after, request_id)
+         VALUES (${at}, '${kind}', '${id}', NULL, 'account.create', 'account', 'acme', NULL, '{}', NULL);`;
+      await backend.execute(url, oldEntry(NOW, 'operator_token', 'AbCdEfGh01234567') + oldEntry(NOW + 1, 'cli', 'bob'));
+      assert.equal(await released.migrate(), MIGRATION_NAMES.length - 7);
+      const vias = async (): Promise<string[]> =>
+        (await released.audit.list({ limit: 10 })).map((entry) => `${entry.actor.kind} ${entry.via}`);
+      assert.deepEqual(await vias(), ['cli cli', 'operator_token api']);
+      // During a rolling upgrade, an instance and a CLI of release 1.3.0 still write entries without the column.
+      await backend.execute(
+        url,
+        oldEntry(NOW + 2, 'operator_token', 'AbCdEfGh01234567') + oldEntry(NOW + 3, 'cli', 'carol'),
+      );
+      assert.deepEqual(await vias(), ['cli cli', 'operator_token api', 'cli cli', 'operator_token api']);
+      const counted = async (via: 'console' | 'api' | 'cli'): Promise<number> =>
+        (await released.audit.list({ via, limit: 10 })).length;
+      assert.deepEqual([await counted('console'), await counted('api'), await counted('cli')], [0, 2, 2]);
     });
 
     it('refuses to migrate through a migration that does not exist, naming those that do', async () => {

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { KEY_SCOPES_EXPECTATION, KeyScopesSchema } from '../../auth/key-scopes-schema.ts';
 import { ERROR_CODES } from '../../errors.ts';
 import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../domain/account-names.ts';
-import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from '../../domain/audit.ts';
+import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES, AUDIT_VIAS } from '../../domain/audit.ts';
 import { PLANS } from '../../domain/plans.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
 
@@ -323,7 +323,7 @@ export const AuditEntrySchema = Type.Object(
             id: Type.String({ description: "The operator token's id (never the token)." }),
             name: Type.Union([Type.String(), Type.Null()], { description: "The token's label; null: none." }),
           },
-          { additionalProperties: false, description: 'Through the admin API or the console.' },
+          { additionalProperties: false, description: 'An operator token, through the admin API or the console.' },
         ),
         Type.Object(
           {
@@ -335,6 +335,13 @@ export const AuditEntrySchema = Type.Object(
       ],
       { description: 'Who made it.' },
     ),
+    via: Type.Enum(AUDIT_VIAS, {
+      type: 'string',
+      description:
+        'Through what: `console` (a request with the console session cookie), `api` (a request with ' +
+        '`Authorization: Bearer`), `cli` (the command-line tool). Entries from before this field was recorded: ' +
+        "a token's are `api`, the CLI's `cli`.",
+    }),
     action: Type.Enum(AUDIT_ACTIONS, { type: 'string', description: 'What was done.' }),
     target: Type.Object(
       {
@@ -582,6 +589,13 @@ export const AuditQuery = Type.Object({
       type: 'string',
       description: 'Only changes of this action.',
       'x-expectation': `one of ${AUDIT_ACTIONS.join(', ')}`,
+    }),
+  ),
+  via: Type.Optional(
+    Type.Enum(AUDIT_VIAS, {
+      type: 'string',
+      description: 'Only changes made through the console, the admin API or the CLI.',
+      'x-expectation': `one of ${AUDIT_VIAS.join(', ')}`,
     }),
   ),
   from: Type.Optional(

@@ -50,6 +50,6 @@ export const auditRoutes: FastifyPluginAsync<Needs> = async (untyped, options) =
 };
 
 function auditElement(entry: AuditEntryRecord): AdminAuditEntry {
-  const { id, at, actor, action, target, before, after, requestId } = entry;
-  return { id, at: iso(at), actor, action, target, before, after, requestId };
+  const { id, at, actor, via, action, target, before, after, requestId } = entry;
+  return { id, at: iso(at), actor, via, action, target, before, after, requestId };
 }

@@ -1,16 +1,30 @@
 import type { FastifyRequest } from 'fastify';
 import { userInfo } from 'node:os';
-import type { AuditContext } from '../../domain/audit.ts';
+import type { AuditContext, AuditVia } from '../../domain/audit.ts';
 
 /**
- * Who makes a change through the admin API (and so the console): the operator token of the request,
- * its id and label, never the token; and the request's id. Every admin route is behind a token, so
- * a change without one is a route wired wrongly.
+ * Who makes a change through the admin API or the console: the operator token of the request, its
+ * id and label, never the token; through what; and the request's id. Every admin route is behind a
+ * token, so a change without one is a route wired wrongly.
  */
 export function auditContextOf(request: FastifyRequest): AuditContext {
   const token = request.operatorToken;
   if (token === undefined) throw new Error(`${request.method} ${request.url} changes something without a token`);
-  return { actor: { kind: 'operator_token', id: token.id, name: token.name }, requestId: request.id };
+  return {
+    actor: { kind: 'operator_token', id: token.id, name: token.name },
+    via: viaOf(request),
+    requestId: request.id,
+  };
+}
+
+/**
+ * The operator authentication takes a request's token from `Authorization` whenever the header is
+ * there, and only otherwise from the console's session cookie; so an authenticated request without
+ * the header came with the cookie, which only the console's pages send (a program may replay a
+ * cookie, but then it acts as the console, and its session is the console's).
+ */
+function viaOf(request: FastifyRequest): AuditVia {
+  return request.headers.authorization === undefined ? 'console' : 'api';
 }
 
 /**
@@ -19,7 +33,7 @@ export function auditContextOf(request: FastifyRequest): AuditContext {
  * environment gives, else the uid.
  */
 export function cliAuditContext(environment: NodeJS.ProcessEnv): AuditContext {
-  return { actor: { kind: 'cli', user: osUser(environment) }, requestId: null };
+  return { actor: { kind: 'cli', user: osUser(environment) }, via: 'cli', requestId: null };
 }
 
 function osUser(environment: NodeJS.ProcessEnv): string {

@@ -1,4 +1,4 @@
-import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType } from '../../domain/audit.ts';
+import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType, type AuditVia } from '../../domain/audit.ts';
 import { ValidationError } from '../../errors.ts';
 import type { AuditEntryRecord, AuditQuery, AuditStore } from '../../storage/store.ts';
 import { parseInstant } from '../../usage/instant.ts';
@@ -11,6 +11,8 @@ export interface AuditPageRequest {
   /** `<type>` or `<type>:<id>`: `account:acme`, `key:key_…`, `operator_token:<id>`. */
   readonly target?: string;
   readonly action?: AuditAction;
+  /** `console`, `api` or `cli`: through what the change was made. */
+  readonly via?: AuditVia;
   /** ISO 8601 instants: at or after `from`, before `to`. */
   readonly from?: string;
   readonly to?: string;
@@ -56,6 +58,7 @@ function auditQueryOf(request: AuditPageRequest): AuditQuery {
     ...(request.actor === undefined ? {} : { actor: actorOf(request.actor) }),
     ...(request.target === undefined ? {} : { target: targetOf(request.target) }),
     ...(request.action === undefined ? {} : { action: request.action }),
+    ...(request.via === undefined ? {} : { via: request.via }),
     ...(from === undefined ? {} : { from }),
     ...(to === undefined ? {} : { to }),
     ...(request.cursor === undefined ? {} : { olderThan: afterAuditEntry(request.cursor) }),

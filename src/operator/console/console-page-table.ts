@@ -33,6 +33,12 @@ export const CONSOLE_PAGES = pageTable([
     title: 'Deprecated callers',
     navigation: { label: 'Deprecated callers' },
   },
+  {
+    page: 'operator-tokens',
+    url: '/console/operator-tokens',
+    title: 'Operator tokens',
+    navigation: { label: 'Operator tokens' },
+  },
   { page: 'audit', url: '/console/audit', title: 'Audit trail', navigation: { label: 'Audit trail' } },
 ]);
 

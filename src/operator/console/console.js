@@ -15,6 +15,7 @@
  * @import { AdminStatus, AdminTopAccounts } from '../admin/admin-schemas.ts'
  * @import { AdminCreatedKey, AdminNewAccount, AdminNewKey, AdminPlanChange } from '../admin/admin-schemas.ts'
  * @import { AdminAuditEntry, AdminAuditTrail } from '../admin/admin-schemas.ts'
+ * @import { AdminOperatorToken, AdminOperatorTokens } from '../admin/admin-schemas.ts'
  * @import { ConsolePage } from './console-page-table.ts'
  */
 
@@ -1132,17 +1133,16 @@ function isBanned(key) {
 }
 
 /**
- * @param {AdminAccountDetail} account
+ * What a button that POSTs to the admin API does once confirmed: the button disabled meanwhile, the
+ * outcome in the notice, the page drawn again on success.
+ * @param {HTMLButtonElement} button
+ * @param {string} label what is being done, for the notice of a failure
+ * @param {string} path
+ * @param {string} done the notice of a success
  * @param {() => Promise<void>} reload
  */
-function keysTable(account, reload) {
-  /**
-   * @param {HTMLButtonElement} button
-   * @param {string} label
-   * @param {string} path
-   * @param {string} done
-   */
-  const act = (button, label, path, done) => async () => {
+function postAction(button, label, path, done, reload) {
+  return async () => {
     button.disabled = true;
     try {
       await api(path, { method: 'POST' });
@@ -1153,6 +1153,20 @@ function keysTable(account, reload) {
       if (!(error instanceof LoggedOut)) notify(`${label} failed: ${messageOf(error)}`, true);
     }
   };
+}
+
+/**
+ * @param {AdminAccountDetail} account
+ * @param {() => Promise<void>} reload
+ */
+function keysTable(account, reload) {
+  /**
+   * @param {HTMLButtonElement} button
+   * @param {string} label
+   * @param {string} path
+   * @param {string} done
+   */
+  const act = (button, label, path, done) => postAction(button, label, path, done, reload);
   /** @param {AdminKey} key */
   const actions = (key) => {
     const cell = el('td', { class: 'actions' });
@@ -1264,6 +1278,72 @@ function deprecatedCallers(answer) {
   ];
 }
 
+// ——— Operator tokens ———
+
+/** @type {Renderer} */
+async function operatorTokensPage(main) {
+  /** @type {Promise<AdminOperatorTokens>} */
+  const tokens = api('/admin/v1/operator-tokens');
+  main.replaceChildren(
+    el('h1', {}, 'Operator tokens'),
+    el(
+      'p',
+      { class: 'note' },
+      'The tokens that open the admin API and this console, revoked ones included, oldest first. Only the ',
+      'command-line tool makes one (',
+      el('code', {}, 'petstore operator token create'),
+      '), so that whoever makes a token can reach the store.',
+    ),
+    loadingPanel('Tokens', tokens, (answer) => operatorTokensTable(answer, () => operatorTokensPage(main))),
+  );
+}
+
+/**
+ * @param {AdminOperatorTokens} answer
+ * @param {() => Promise<void>} reload
+ */
+function operatorTokensTable(answer, reload) {
+  /** @param {AdminOperatorToken} token */
+  const actions = (token) => {
+    const cell = el('td', { class: 'actions' });
+    if (token.revokedAt !== null) return cell;
+    const revoke = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke' }, 'Revoke');
+    const path = `/admin/v1/operator-tokens/${encodeURIComponent(token.id)}/revoke`;
+    const run = postAction(revoke, 'Revoking', path, `Revoked operator token ${tokenLabel(token)}.`, reload);
+    revoke.addEventListener('click', () => {
+      const question =
+        `Revoke operator token ${tokenLabel(token)}? Every instance refuses it at once and the console sessions ` +
+        'it logged in end, this one too if you logged in with it. This cannot be undone.';
+      if (confirm(question)) void run();
+    });
+    cell.append(revoke);
+    return cell;
+  };
+  return table(
+    ['Token', 'Name', 'State', 'Created', 'Last use', 'Revoked', ''],
+    answer.tokens.map((token) => {
+      const state = token.revokedAt === null ? 'active' : 'revoked';
+      return el(
+        'tr',
+        { 'data-token': token.id, 'data-state': state },
+        el('td', {}, el('a', { href: auditHref({ actor: token.id }), class: 'mono', title: 'Its changes' }, token.id)),
+        el('td', {}, token.name ?? '—'),
+        el('td', {}, badge(state, state === 'active' ? 'good' : undefined)),
+        el('td', {}, utc(token.createdAt)),
+        el('td', {}, relative(token.lastUsedAt)),
+        el('td', {}, token.revokedAt === null ? '—' : utc(token.revokedAt)),
+        actions(token),
+      );
+    }),
+    'No operator token exists.',
+  );
+}
+
+/** @param {AdminOperatorToken} token */
+function tokenLabel(token) {
+  return token.name === null ? token.id : `${token.id} (${token.name})`;
+}
+
 // ——— The audit trail ———
 
 /**
@@ -1280,8 +1360,14 @@ const AUDIT_ACTIONS = {
   'operator_token.revoke': 'operator token revoked',
 };
 
+/**
+ * Through what a change was made, as the page names it; the type check holds the list to the admin API's.
+ * @type {Readonly<Record<AdminAuditEntry['via'], string>>}
+ */
+const AUDIT_VIAS = { console: 'console', api: 'admin API', cli: 'CLI' };
+
 /** The query parameters of the page that the admin API takes, passed on as they are. */
-const AUDIT_PARAMETERS = ['actor', 'target', 'action', 'from', 'to', 'limit', 'cursor'];
+const AUDIT_PARAMETERS = ['actor', 'target', 'action', 'via', 'from', 'to', 'limit', 'cursor'];
 
 /** @param {Readonly<Record<string, string>>} parameters */
 function auditHref(parameters) {
@@ -1310,12 +1396,17 @@ function auditFilters(chosen) {
   const options = Object.entries(AUDIT_ACTIONS).map(([value, label]) =>
     el('option', { value, selected: value === action }, label),
   );
+  const via = chosen.get('via') ?? '';
+  const vias = Object.entries(AUDIT_VIAS).map(([value, label]) =>
+    el('option', { value, selected: value === via }, label),
+  );
   return el(
     'form',
     { id: 'audit-filters', class: 'filters', method: 'get', action: '/console/audit' },
     field('actor', 'Who', 'cli, cli:alice or a token id'),
     field('target', 'Target', 'account:acme, key:key_…'),
     el('label', {}, 'Action', el('select', { name: 'action' }, el('option', { value: '' }, 'any'), options)),
+    el('label', {}, 'Through', el('select', { name: 'via' }, el('option', { value: '' }, 'any'), vias)),
     el('button', { type: 'submit' }, 'Filter'),
     el('a', { href: '/console/audit' }, 'Clear'),
   );
@@ -1361,9 +1452,11 @@ function auditTable(answer, filters) {
         'data-action': entry.action,
         'data-target': `${entry.target.type}:${entry.target.id}`,
         'data-actor': entry.actor.kind === 'cli' ? `cli:${entry.actor.user}` : entry.actor.id,
+        'data-via': entry.via,
       },
       el('td', { class: 'when', title: entry.at }, utc(entry.at)),
       el('td', {}, auditActor(entry.actor)),
+      el('td', {}, el('a', { href: auditHref({ via: entry.via }) }, AUDIT_VIAS[entry.via])),
       el('td', {}, AUDIT_ACTIONS[entry.action]),
       el('td', {}, auditTarget(entry.target)),
       el('td', { class: 'change' }, auditChange(entry.before, entry.after)),
@@ -1379,7 +1472,7 @@ function auditTable(answer, filters) {
         );
   return [
     table(
-      ['When', 'Who', 'Action', 'Target', 'Before → after'],
+      ['When', 'Who', 'Through', 'Action', 'Target', 'Before → after'],
       rows,
       filtered ? 'No change matches these filters.' : 'No change has been recorded.',
     ),
@@ -1472,6 +1565,7 @@ const PAGES = {
   accounts: accountsPage,
   account: accountPage,
   deprecated: deprecatedPage,
+  'operator-tokens': operatorTokensPage,
   audit: auditPage,
 };
 
