@@ -9,6 +9,7 @@ export const HTTP_ERROR_CODES = [
   'invalid_body',
   'invalid_query',
   'invalid_path',
+  'invalid_host',
   'unauthorized',
   'insufficient_scope',
   'not_found',
@@ -31,11 +32,10 @@ export const HTTP_ERROR_CODES = [
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 
 /**
- * Codes only the operator side answers with (the admin API creates accounts, takes the console's
- * cookie, and its listener answers only the host names it serves); the public API never does, so its
- * document does not list them.
+ * Codes only the operator side answers with (the admin API creates accounts and takes the console's
+ * cookie); the public API never does, so its document does not list them.
  */
-export const OPERATOR_ERROR_CODES = ['conflict', 'forbidden', 'invalid_host'] as const;
+export const OPERATOR_ERROR_CODES = ['conflict', 'forbidden'] as const;
 
 /** Every code: the public API's and the operator side's (src/http/error-body.ts gives each its status). */
 export const ERROR_CODES = [...HTTP_ERROR_CODES, ...OPERATOR_ERROR_CODES] as const;

@@ -9,7 +9,7 @@ import { startTestApp } from './support/test-app.ts';
 /**
  * `petstore key create --scopes` (docs/operations.md, "Key scopes") on each storage backend: the
  * key holds the scopes named, `key list` and `account show` show them in text and JSON, and an
- * empty or unknown scope is refused with exit 2 and one line that names the valid scopes. The
+ * empty, unknown or repeated scope is refused with exit 2 and one line that names the valid scopes. The
  * CLI's other behaviour is in cli.test.ts.
  */
 
@@ -116,13 +116,15 @@ for (const backend of await backends()) {
       }
     });
 
-    it('refuses an empty or unknown scope with exit 2 and one line naming the valid scopes', async () => {
+    it('refuses an empty, unknown or repeated scope with exit 2 and one line naming the valid scopes', async () => {
       const { cli } = await storeWithAccount();
       const refusals: Array<[scopes: string, message: string]> = [
         ['pets:reed', `unknown scope 'pets:reed'; ${VALID}`],
         ['pets:read,Usage:Read,admin', `unknown scopes 'Usage:Read', 'admin'; ${VALID}`],
         ['pets:read,,usage:read', `a scope is empty; ${VALID}`],
         ['pets:read,', `a scope is empty; ${VALID}`],
+        // The admin API refuses a repeated scope too: both take the same lists.
+        ['pets:read,usage:read,pets:read', `the scope 'pets:read' is repeated: name each once; ${VALID}`],
         ['', '--scopes needs a value: one or more of pets:read, pets:write, usage:read, separated by commas'],
       ];
       for (const [scopes, message] of refusals) {

@@ -325,7 +325,9 @@ describe('The OpenAPI document', () => {
       'invalid_body',
       'invalid_query',
       'invalid_path',
+      'invalid_host',
     ]);
+    assert.deepEqual(codesOf('/usage', 'get', '400'), ['invalid_host', 'invalid_query', 'invalid_body']);
     assert.deepEqual(codesOf('/pets', 'get', '429'), ['rate_limited', 'key_banned']);
     assert.deepEqual(codesOf('/pets/{petId}', 'get', '410'), ['gone']);
   });

@@ -124,15 +124,19 @@ describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
     }
   });
 
-  it('ignores unknown query parameters', async () => {
-    const plain = await request(app, '/v1/pets?limit=5', { key });
+  it('refuses unknown query parameters, naming them', async () => {
     const withUnknown = await request(
       app,
       '/v1/pets?limit=5&foo=bar&page=3&offset=2&sort=desc&__proto__=x&constructor=y',
       { key },
     );
-    assert.equal(withUnknown.status, 200, withUnknown.text);
-    assert.equal(withUnknown.text, plain.text);
+    assertError(
+      withUnknown,
+      400,
+      'invalid_query',
+      "unknown query parameters 'foo', 'page', 'offset', 'sort', '__proto__', 'constructor'",
+      'this operation takes limit, status, cursor',
+    );
   });
 
   it('refuses malformed cursors with 400 invalid_query naming cursor', async () => {
@@ -191,7 +195,7 @@ describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
         const json = { name: `abs-${i}`, categoryId: i, status: 'available' };
         assert.equal((await request(other, '/v1/pets', { method: 'POST', key: otherKey, json })).status, 201);
       }
-      const page = await request(other, '/v1/pets?limit=2&status=available&extra=1', { key: otherKey });
+      const page = await request(other, '/v1/pets?limit=2&status=available', { key: otherKey });
       const link = nextLink(page);
       assert.ok(link);
       const url = new URL(link);

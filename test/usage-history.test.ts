@@ -146,7 +146,7 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
     assert.deepEqual([daily.from, daily.to, daily.granularity], [iso(day - 29 * DAY_MS), iso(day + DAY_MS), 'day']);
   });
 
-  it('refuses a bad range with 400 invalid_query naming the parameter, and ignores unknown parameters', async () => {
+  it('refuses a bad range or an unknown parameter with 400 invalid_query naming the parameter', async () => {
     clock.set(MID);
     const { key } = await app.newKey();
     const refused = async (query: string, ...mentions: string[]): Promise<void> => {
@@ -160,9 +160,10 @@ describeEachBackend('GET /v1/usage/history', (backend) => {
     await refused('from=2026-03-01&to=2026-06-01', 'more than 90 days');
     await refused('granularity=week', "'granularity'", 'hour, day');
     await refused('from=2026-05-01&from=2026-05-02', "'from'", 'repeated');
+    await refused('view=all', "unknown query parameter 'view'", 'takes from, to, granularity');
     // Exactly 90 days, 2,160 hourly buckets, is allowed.
     const longest = historyOf(
-      await request(app, '/v1/usage/history?from=2026-03-03T00:00:00Z&to=2026-06-01T00:00:00Z&view=all', { key }),
+      await request(app, '/v1/usage/history?from=2026-03-03T00:00:00Z&to=2026-06-01T00:00:00Z', { key }),
     );
     assert.equal(Date.parse(longest.to) - Date.parse(longest.from), 90 * DAY_MS);
   });

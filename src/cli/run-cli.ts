@@ -206,7 +206,7 @@ function duration(value: string): number {
 
 /**
  * `--scopes pets:read, usage:read` as the names typed, spaces around commas dropped; the account
- * service checks them (an empty or unknown one is refused, naming the valid scopes).
+ * service checks them (an empty, unknown or repeated one is refused, naming the valid scopes).
  */
 function scopeNames(value: string | boolean | undefined): string[] | undefined {
   if (value === undefined) return undefined;

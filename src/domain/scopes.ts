@@ -20,8 +20,10 @@ function isKeyScope(value: string): value is KeyScope {
 }
 
 /**
- * The scopes named, in the canonical order of KEY_SCOPES, each once. Refuses an empty list and an
- * unknown name: a key that may do nothing is a mistake, and a mistyped scope must not be dropped.
+ * The scopes named, in the canonical order of KEY_SCOPES. Refuses an empty list, an unknown name and
+ * a repeated one: a key that may do nothing is a mistake, a mistyped scope must not be dropped, and a
+ * repeat is refused as the admin API's schema refuses it (`uniqueItems`), so the CLI and the admin API
+ * take the same lists.
  */
 export function checkScopes(names: readonly string[]): readonly KeyScope[] {
   if (names.length === 0) throw invalidScopes('a key needs at least one scope');
@@ -31,6 +33,12 @@ export function checkScopes(names: readonly string[]): readonly KeyScope[] {
   if (unknown.length > 0) {
     const listed = unknown.map((name) => `'${name}'`).join(', ');
     throw invalidScopes(`unknown scope${unknown.length > 1 ? 's' : ''} ${listed}`);
+  }
+  const repeated = KEY_SCOPES.filter((scope) => names.indexOf(scope) !== names.lastIndexOf(scope));
+  if (repeated.length > 0) {
+    const listed = repeated.map((name) => `'${name}'`).join(', ');
+    const [noun, verb] = repeated.length > 1 ? ['scopes', 'are'] : ['scope', 'is'];
+    throw invalidScopes(`the ${noun} ${listed} ${verb} repeated: name each once`);
   }
   return Object.freeze(KEY_SCOPES.filter((scope) => names.includes(scope)));
 }

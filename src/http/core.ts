@@ -9,7 +9,7 @@ import { errorAnswers } from './plugins/error-answers.ts';
 import { answerMalformedRequest, answerUnroutable, protocolEdges } from './plugins/protocol-edges.ts';
 import { requestPolicy } from './plugins/request-policy.ts';
 import { requestIdOf } from './request-id.ts';
-import { createValidatorCompiler, type ValidationRules } from './validation.ts';
+import { createValidatorCompiler, takeOnlyDocumentedQueries, type ValidationRules } from './validation.ts';
 
 /** What differs between the apps built on the core: everything else is the same for every listener. */
 export interface CoreOptions {
@@ -26,11 +26,6 @@ export interface CoreOptions {
   readonly onStorageUnavailable?: () => void;
   /** The app's OpenAPI document; none: the app documents nothing. */
   readonly document?: ApiDocument;
-  /**
-   * The app answers an HTTP/1.1 request without Host itself, with the Error body (the operator
-   * listener's check of Host names); otherwise Node refuses it with a bare 400.
-   */
-  readonly answersMissingHost?: boolean;
 }
 
 /** Registers an app's own steps and routes on the core, in the order of a request. */
@@ -73,7 +68,9 @@ export async function buildHttpApp(options: CoreOptions, addParts: AppParts): Pr
     http: {
       headersTimeout: options.requestTimeoutMs,
       connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
-      requireHostHeader: options.answersMissingHost !== true,
+      // An HTTP/1.1 request without Host is answered by the protocol edges, with the Error body;
+      // Node would answer a bare 400.
+      requireHostHeader: false,
     },
     // Longer than common load-balancer idle timeouts (60 s), so the balancer closes first.
     keepAliveTimeout: 72_000,
@@ -103,12 +100,15 @@ export async function buildHttpApp(options: CoreOptions, addParts: AppParts): Pr
 }
 
 /**
- * Requests are validated against the route schemas (validation.ts). Responses are not serialised by
+ * Requests are validated against the route schemas (validation.ts), and the operations of the
+ * document take no query parameter it does not list. Responses are not serialised by
  * them: handlers send what the schemas describe, often as ready bytes; the response schemas make the
  * document, and the contract tests hold every answer to it.
  */
 function useSchemas(app: FastifyInstance, options: CoreOptions): void {
   app.setValidatorCompiler(createValidatorCompiler(options.schemas, options.validation));
+  const prefix = options.document?.prefix;
+  if (prefix !== undefined) app.addHook('onRoute', (route) => takeOnlyDocumentedQueries(route, prefix));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   for (const schema of options.schemas) app.addSchema(schema);
 }

@@ -10,6 +10,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   invalid_body: 400,
   invalid_query: 400,
   invalid_path: 400,
+  invalid_host: 400,
   unauthorized: 401,
   insufficient_scope: 403,
   not_found: 404,
@@ -29,7 +30,6 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   service_unavailable: 503,
   conflict: 409,
   forbidden: 403,
-  invalid_host: 400,
 };
 
 /** Longest message sent, in code points: messages quote client input, which may be kilobytes long. */

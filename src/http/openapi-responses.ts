@@ -167,6 +167,8 @@ const EXAMPLE_MESSAGES: Readonly<Record<HttpErrorCode, string>> = {
   invalid_body: "the body is missing the required field 'categoryId'",
   invalid_query: "query parameter 'limit' must be an integer from 1 to 100 (got '0')",
   invalid_path: "path parameter 'petId' must be an int64 integer (got 'abc')",
+  invalid_host:
+    'the Host header "api.example.com:99999" is not a host name or IP address with an optional port from 0 to 65535',
   unauthorized: 'the Authorization header is missing; send Authorization: Bearer <API key>',
   not_found: 'no pet with id 999',
   gone: 'GET /v1/pets/{petId} was removed on Thu, 05 Dec 2030 00:00:00 GMT; use GET /v1/pets with the status filter',
@@ -198,15 +200,15 @@ interface ErrorResponseSpec {
   readonly headers?: readonly HeaderUse[];
 }
 
-/** Error statuses an operation may list; 405, 417, 500 and 503 apply to every operation. */
+/** Error statuses an operation may list; 405, 417, 500 and 503 apply to every operation, and a 400. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429;
 
 const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 417 | 500 | 503, ErrorResponseSpec>> = {
   400: {
     description:
-      'The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; ' +
-      'the message names the field.',
-    codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path'],
+      'The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message ' +
+      'naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed.',
+    codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path', 'invalid_host'],
   },
   401: {
     description: 'The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`.',
@@ -259,6 +261,14 @@ const ERROR_RESPONSES: Readonly<Record<ErrorStatus | 405 | 417 | 500 | 503, Erro
   },
 };
 
+/** The 400 of an operation that takes neither a body nor query parameters: what every request may get wrong. */
+const INPUT_REFUSED: ErrorResponseSpec = {
+  description:
+    'The request is invalid: `invalid_host`, a Host header missing, repeated or malformed; `invalid_query`, a ' +
+    'query parameter, which this operation does not take; `invalid_body`, a body, which it does not take either.',
+  codes: ['invalid_host', 'invalid_query', 'invalid_body'],
+};
+
 export interface ErrorResponse {
   readonly description: string;
   readonly headers: ReturnType<typeof headerRefs>;
@@ -270,14 +280,18 @@ export interface ErrorResponse {
 /** Error responses of an operation, each with an example per code it may carry. */
 export function errorResponses(...statuses: readonly ErrorStatus[]): Record<number, ErrorResponse> {
   const responses: Record<number, ErrorResponse> = {};
-  for (const status of [...statuses, 405, 417, 500, 503] as const) {
-    const spec = ERROR_RESPONSES[status];
-    const examples = Object.fromEntries(spec.codes.map((code) => [code, { value: errorExample(code) }]));
-    responses[status] = {
-      description: spec.description,
-      headers: headerRefs(...RATE_LIMIT_HEADERS, ...RESPONSE_HEADERS, ...(spec.headers ?? [])),
-      content: { 'application/json': { schema: ErrorRef, examples } },
-    };
-  }
+  for (const status of [...statuses, 405, 417, 500, 503] as const)
+    responses[status] = errorResponse(ERROR_RESPONSES[status]);
+  // Every request may be refused for its Host, a query parameter or a body the operation does not take.
+  responses[400] ??= errorResponse(INPUT_REFUSED);
   return responses;
+}
+
+function errorResponse(spec: ErrorResponseSpec): ErrorResponse {
+  const examples = Object.fromEntries(spec.codes.map((code) => [code, { value: errorExample(code) }]));
+  return {
+    description: spec.description,
+    headers: headerRefs(...RATE_LIMIT_HEADERS, ...RESPONSE_HEADERS, ...(spec.headers ?? [])),
+    content: { 'application/json': { schema: ErrorRef, examples } },
+  };
 }

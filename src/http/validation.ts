@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
+import type { FastifySchema, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { ValidationError } from '../errors.ts';
 import { INT64_MAX, INT64_MIN, rememberExactDigits } from './json-body.ts';
 import { excerpt } from './quote.ts';
@@ -8,9 +8,10 @@ import { excerpt } from './quote.ts';
 /**
  * Request validation with the route schemas (src/pets/pet-schemas.ts), stricter than Fastify's
  * defaults: no type coercion of bodies, no silent removal of unknown fields, query or path integers
- * only in plain decimal (no `0x10`, `1e1` or ` 5`), and no control characters in query or path
- * values (PostgreSQL refuses text holding NUL, and no parameter here means one). Messages name the
- * field and say what a valid value looks like.
+ * only in plain decimal (no `0x10`, `1e1` or ` 5`), no control characters in query or path values
+ * (PostgreSQL refuses text holding NUL, and no parameter here means one), and no query parameter
+ * an operation does not take (takeOnlyDocumentedQueries). Messages name the field and say what a
+ * valid value looks like.
  */
 type SchemaNode = {
   $id?: string;
@@ -63,6 +64,10 @@ export function createValidatorCompiler(
         if (!required) return { value: {} };
         return { error: new ValidationError('invalid_body', 'the request body is required: send a JSON object') };
       }
+      if (part === 'querystring') {
+        const unknown = unknownParameters(root, data as Record<string, unknown>);
+        if (unknown) return { error: unknown };
+      }
       if (part === 'querystring' || part === 'params') {
         const problem = normaliseTextParameters(root, data as Record<string, unknown>, part);
         if (problem) return { error: problem };
@@ -71,6 +76,34 @@ export function createValidatorCompiler(
       return { error: describe(validate, root, part, data) };
     };
   };
+}
+
+/**
+ * The query of an operation (a route its app's document describes, under `prefix`) is held to its
+ * schema like its body: a route without a querystring schema takes no query parameter, so that a
+ * mistyped or unsupported one (`?limt=5`, `?q=` where there is no search) is refused instead of
+ * silently ignored. Documents, pages and probes outside the document (the reference page, the
+ * console, /healthz, /metrics) take any: browsers and caches add parameters of their own.
+ * For an onRoute hook, registered before the routes.
+ */
+export function takeOnlyDocumentedQueries(route: RouteOptions, prefix: string): void {
+  const schema = route.schema;
+  if (schema === undefined || schema.hide === true || !route.url.startsWith(`${prefix}/`)) return;
+  if (schema.querystring === undefined) route.schema = { ...schema, querystring: NO_QUERY_PARAMETERS };
+}
+
+const NO_QUERY_PARAMETERS = { type: 'object', properties: {} };
+
+/** Every query parameter the schema does not name, refused in one message that names them. */
+function unknownParameters(root: SchemaNode, values: Record<string, unknown>): ValidationError | undefined {
+  const known = root.properties ?? {};
+  const unknown: string[] = [];
+  for (const name in values) if (!Object.hasOwn(known, name)) unknown.push(`'${excerpt(name)}'`);
+  if (unknown.length === 0) return undefined;
+  const names = Object.keys(known);
+  const taken = names.length === 0 ? 'this operation takes none' : `this operation takes ${names.join(', ')}`;
+  const noun = unknown.length > 1 ? 'parameters' : 'parameter';
+  return new ValidationError('invalid_query', `unknown query ${noun} ${unknown.join(', ')}; ${taken}`);
 }
 
 const DECIMAL = /^-?(0|[1-9][0-9]*)$/;

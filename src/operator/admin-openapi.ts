@@ -81,8 +81,8 @@ interface ErrorResponseSpec {
 const ERROR_RESPONSES: Readonly<Record<number, ErrorResponseSpec>> = {
   400: {
     description:
-      'The request is invalid; the message names the field or parameter. `invalid_host`: the Host header names ' +
-      'no host this listener serves.',
+      'The request is invalid; the message names the field or parameter. `invalid_host`: the Host header is ' +
+      'missing, repeated, malformed or names no host this listener serves.',
     codes: ['invalid_json', 'invalid_body', 'invalid_query', 'invalid_path', 'invalid_host'],
   },
   401: {
@@ -111,10 +111,13 @@ const ERROR_RESPONSES: Readonly<Record<number, ErrorResponseSpec>> = {
   503: { description: 'Storage is unreachable (`service_unavailable`); retry later.', codes: ['service_unavailable'] },
 };
 
-/** The 400 of an operation that takes no input to refuse: only the listener's check of the Host header. */
+/** The 400 of an operation that takes neither a body nor query parameters: what every request may get wrong. */
 const HOST_REFUSED: ErrorResponseSpec = {
-  description: 'The Host header names no host this listener serves (`invalid_host`).',
-  codes: ['invalid_host'],
+  description:
+    'The request is invalid: `invalid_host`, the Host header is missing, repeated, malformed or names no host ' +
+    'this listener serves; `invalid_query`, a query parameter, which this operation does not take; ' +
+    '`invalid_body`, a body, which it does not take either.',
+  codes: ['invalid_host', 'invalid_query', 'invalid_body'],
 };
 
 export type AdminErrorStatus = 400 | 403 | 404 | 409 | 413 | 415;

@@ -75,7 +75,6 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
     validation: { absentBodyIsEmpty: true },
     errorCodes: ERROR_CODES,
     ...(admin === undefined ? {} : { document: ADMIN_DOCUMENT }),
-    answersMissingHost: true,
   };
   const hostNames = servedHostNames(admin?.config.metrics?.host, admin?.config.operatorHosts ?? []);
   const app = await buildHttpApp(core, async (scope) => {

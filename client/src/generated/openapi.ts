@@ -147,6 +147,7 @@ export interface components {
         | 'invalid_body'
         | 'invalid_query'
         | 'invalid_path'
+        | 'invalid_host'
         | 'unauthorized'
         | 'insufficient_scope'
         | 'not_found'
@@ -420,7 +421,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
       400: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -604,7 +605,7 @@ export interface operations {
           'application/json': components['schemas']['Pet'];
         };
       };
-      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
       400: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -872,7 +873,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
       400: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -1115,6 +1116,22 @@ export interface operations {
           'application/json': components['schemas']['Usage'];
         };
       };
+      /** @description The request is invalid: `invalid_host`, a Host header missing, repeated or malformed; `invalid_query`, a query parameter, which this operation does not take; `invalid_body`, a body, which it does not take either. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
       401: {
         headers: {
@@ -1305,7 +1322,7 @@ export interface operations {
           'application/json': components['schemas']['UsageHistory'];
         };
       };
-      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`; the message names the field. */
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
       400: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];

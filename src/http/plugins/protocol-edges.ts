@@ -8,17 +8,20 @@ import { DomainError, type HttpErrorCode } from '../../errors.ts';
 import { NO_STORE } from '../cache-control.ts';
 import { sendError, writeError } from '../error-body.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from '../json-body.ts';
+import { documentedPath } from '../openapi.ts';
+import { hostProblemOf, type HostProblem } from '../../net/host-names.ts';
 import { methodOfRefusedRequest } from '../../net/request-line.ts';
 import { excerpt, quoted } from '../quote.ts';
 import { requestIdOf } from '../request-id.ts';
 import { stampRequestIdAndCaching } from './request-policy.ts';
 
 /**
- * Requests HTTP allows but this service cannot serve as sent, answered with the Error body like any
- * other refusal instead of by Node or Fastify alone: `Expect` headers (Node writes 100 Continue at
+ * Requests HTTP refuses or this service cannot serve as sent, answered with the Error body like any
+ * other refusal instead of by Node or Fastify alone: a host that is missing, repeated or malformed
+ * (`400 invalid_host`, on every listener: RFC 9112 section 3.2), `Expect` headers (Node writes 100 Continue at
  * once, or 417 with no body), `CONNECT` (Node drops the connection), bodies that are not JSON in
- * UTF-8 or too large, and (through the app's options, answerMalformedRequest and answerUnroutable)
- * requests too malformed to parse or to route.
+ * UTF-8, too large, or sent where the route takes none, and (through the app's options,
+ * answerMalformedRequest and answerUnroutable) requests too malformed to parse or to route.
  */
 export const protocolEdges = fastifyPlugin(
   async (app: FastifyInstance) => {
@@ -37,10 +40,15 @@ export const protocolEdges = fastifyPlugin(
     server.on('connect', answerConnect);
 
     // Before authentication, like any request Node cannot serve as sent: the answer reveals nothing.
+    // Answered here: a callback hook that sends does not call done().
     app.addHook('onRequest', (request, reply, done) => {
       latestExchanges.set(request.raw.socket, reply.raw);
+      const hostProblem = hostProblemOf(request.raw);
+      if (hostProblem !== undefined) {
+        sendError(reply, 'invalid_host', hostProblemMessage(hostProblem));
+        return;
+      }
       if (!unsupportedExpectation.has(request.raw)) return done();
-      // Answered here: a callback hook that sends does not call done().
       sendError(reply, 'expectation_failed', unsupportedExpectationMessage(request.headers.expect));
     });
 
@@ -49,6 +57,7 @@ export const protocolEdges = fastifyPlugin(
     app.addHook('preParsing', (request, reply, payload, done) => {
       try {
         if (request.routeOptions.schema?.body !== undefined) refuseUnreadableBody(request);
+        else if (!request.is404) refuseAnyBody(request);
       } catch (error) {
         return done(error as Error);
       }
@@ -68,6 +77,8 @@ export const protocolEdges = fastifyPlugin(
             `Content-Encoding ${quoted(encoding)} is not supported; send the JSON uncompressed`,
           );
         }
+        // An empty body where the route takes none is no body (refuseAnyBody let it through).
+        if (body.length === 0 && request.routeOptions.schema?.body === undefined) return undefined;
         return parseJsonBody(body);
       },
     );
@@ -79,10 +90,37 @@ export const protocolEdges = fastifyPlugin(
 export function answerUnroutable(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // Answered before any hook, so the first hook's headers are set here.
   stampRequestIdAndCaching(request, reply);
+  // A target naming a bad port (`http://host:99999/…`) fails routing: its host is what is wrong.
+  const hostProblem = hostProblemOf(request.raw);
+  if (hostProblem !== undefined) return sendError(reply, 'invalid_host', hostProblemMessage(hostProblem));
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 'invalid_path', 'a path segment is too long');
   if (error.code === 'FST_ERR_BAD_URL')
     return sendError(reply, 'invalid_path', `the path is not valid percent-encoding: ${quoted(request.url)}`);
   return sendError(reply, 'invalid_path', 'the request path could not be routed');
+}
+
+const PORT_RULE = 'optional port from 0 to 65535';
+
+/** What a request with a host problem is told: what was wrong, and what to send. */
+function hostProblemMessage(problem: HostProblem): string {
+  switch (problem.kind) {
+    case 'repeated':
+      return `the request has ${problem.count} Host headers; send exactly one`;
+    case 'missing':
+      return 'a request must name its host in a Host header';
+    case 'malformed':
+      return `the Host header ${quoted(problem.host)} is not a host name or IP address with an ${PORT_RULE}`;
+    case 'malformed-target':
+      return (
+        `the request target's host ${quoted(problem.authority)} is not a host name or IP address with an ` +
+        `${PORT_RULE} (and no user information)`
+      );
+    case 'other-target':
+      return (
+        `the request target names the host ${quoted(problem.authority)} and the Host header ` +
+        `${quoted(problem.host)}: they must be the same`
+      );
+  }
 }
 
 /** Any expectation but 100-continue: 417 (RFC 9110 §10.1.1). */
@@ -167,6 +205,19 @@ function refuseUnreadableBody(request: FastifyRequest): void {
   if (length > BODY_LIMIT_BYTES) {
     throw new DomainError('payload_too_large', `the request body exceeds ${BODY_LIMIT_BYTES} bytes`);
   }
+}
+
+/**
+ * A route without a body schema takes no body: one sent (`{"scopes": […]}` to a revocation, say)
+ * would be ignored without a word, so it is refused before it is read. No body and an empty one
+ * (`Content-Length: 0`) are the same; a chunked body is refused whatever its length, which is
+ * known only once it has been read.
+ */
+function refuseAnyBody(request: FastifyRequest): void {
+  const { headers } = request;
+  if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) return;
+  const operation = `${request.method} ${documentedPath(request.routeOptions.url ?? '')}`;
+  throw new DomainError('invalid_body', `${operation} takes no request body; send none (or Content-Length: 0)`);
 }
 
 const UTF_8_LABELS = new Set(['utf-8', 'utf8']);

@@ -30,9 +30,8 @@ export const AdminErrorSchema = Type.Object(
     $id: 'Error',
     additionalProperties: false,
     description:
-      'The Error body of the public API. Besides its codes: `conflict` (409, the name is taken), ' +
-      '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin) ' +
-      'and `invalid_host` (400, the Host header names no host this listener serves).',
+      'The Error body of the public API. Besides its codes: `conflict` (409, the name is taken) and ' +
+      '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin).',
   },
 );
 export type AdminError = Static<typeof AdminErrorSchema>;
