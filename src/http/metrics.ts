@@ -53,8 +53,8 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
     usageFlushes: new Counter({
       name: 'petstore_usage_flushes_total',
       help:
-        'Flushes of the usage tally to storage, by result: written, skipped (storage busy) or failed; ' +
-        'the counts of a skipped or failed flush are kept for the next one.',
+        "Flushes of the usage tally to storage, by result: written, skipped (this instance's storage connection " +
+        'busy) or failed (storage refused or did not answer); the counts not stored are kept for the next flush.',
       labelNames: ['result'],
       registers: [registry],
     }),
