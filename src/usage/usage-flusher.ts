@@ -106,6 +106,8 @@ export class UsageFlusher {
         break;
       }
       stored += batch.length;
+      // Stored, and still among the counts of the flush under way: a reader must read again.
+      this.flushes += 1;
     }
     if (result === 'written') {
       this.skipsInARow = 0;
@@ -131,7 +133,7 @@ export class UsageFlusher {
 
   /**
    * Settles once the flush under way, if any, has ended. With `epoch`, which changes whenever a
-   * flush starts or ends, a reader that also reads storage can tell whether a flush moved counts
+   * flush starts, stores a batch or ends, a reader that also reads storage can tell whether a flush moved counts
    * between the two while it read (UsageService), and read again rather than miss or double them.
    */
   settled(): Promise<unknown> {
