@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccountService } from '../src/auth/account-service.ts';
@@ -8,6 +8,8 @@ import { generateApiKey } from '../src/auth/api-key.ts';
 import { systemClock } from '../src/clock.ts';
 import { encodeCursor } from '../src/pets/cursor.ts';
 import { openStore } from '../src/storage/open-store.ts';
+import { log, positive, send, startChild } from './soak-server.ts';
+import { usageTallySoak } from './soak-usage-tally.ts';
 
 /**
  * `npm run soak`: the real server as a child process under hostile traffic (distinct long client
@@ -15,7 +17,6 @@ import { openStore } from '../src/storage/open-store.ts';
  * its resident memory sampled before, during and after. Exits 1 if the peak passes the ceiling.
  * See docs/operations.md, Memory.
  */
-const ROOT = join(import.meta.dirname, '..');
 const PETS = 2200;
 const EMOJI_NAME = '🐕'.repeat(200);
 const LONG = 15_000;
@@ -34,18 +35,6 @@ interface Sample {
   readonly seconds: number;
   readonly phase: 'before' | 'load' | 'after';
   readonly rssMb: number;
-}
-
-function log(message: string): void {
-  process.stderr.write(`soak: ${message}\n`);
-}
-
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number (got ${raw})`);
-  return value;
 }
 
 function loadSettings(): Settings {
@@ -88,56 +77,6 @@ async function seed(databaseUrl: string): Promise<string> {
   }
 }
 
-/** What `npm start` runs after `node`, V8 settings included, so the soak measures the shipped process. */
-function startArguments(): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const words = scripts.start.split(/\s+/);
-  // `exec node …`: the shell npm runs the script in gives way to node, so that signals reach it.
-  const [command, ...args] = words[0] === 'exec' ? words.slice(1) : words;
-  if (command !== 'node') throw new Error(`the start script is not 'node …': ${scripts.start}`);
-  return args;
-}
-
-function nodeOptions(): string {
-  return process.env.SOAK_NODE_OPTIONS ?? '';
-}
-
-async function startChild(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; url: string; metricsUrl: string }> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const metricsPort = port + 1;
-  const child = spawn(process.execPath, startArguments(), {
-    cwd: ROOT,
-    // SOAK_NODE_OPTIONS adds V8 settings to try (e.g. --max-semi-space-size); none by default.
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      NODE_OPTIONS: nodeOptions(),
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const ready = await fetch(`${url}/healthz`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ready) return { child, url, metricsUrl: `http://127.0.0.1:${metricsPort}` };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not start (exit ${String(child.exitCode)}): ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(status);
@@ -177,18 +116,6 @@ function requestOf(i: number, kind: Kind, key: string): { path: string; headers:
     case 'pet': // a pet with a long multi-byte name
       return { path: `/v1/pets/${1 + (i % PETS)}`, headers: { authorization: `Bearer ${key}` } };
   }
-}
-
-function send(agent: Agent, url: string, path: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve) => {
-    const outgoing = request(`${url}${path}`, { agent, headers }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-      response.on('error', () => resolve(-1));
-    });
-    outgoing.on('error', () => resolve(-1));
-    outgoing.end();
-  });
 }
 
 async function drive(url: string, key: string, settings: Settings): Promise<Map<number, number>> {
@@ -301,4 +228,12 @@ function report(
   return failed ? 1 : 0;
 }
 
-process.exitCode = await main();
+/** SOAK_SCENARIO picks what the soak measures: memory under hostile traffic (the default), or usage-tally. */
+function scenario(): 'memory' | 'usage-tally' {
+  const raw = process.env.SOAK_SCENARIO ?? 'memory';
+  if (raw === '' || raw === 'memory') return 'memory';
+  if (raw === 'usage-tally') return raw;
+  throw new Error(`SOAK_SCENARIO: unknown scenario ${raw}; known: memory, usage-tally`);
+}
+
+process.exitCode = scenario() === 'usage-tally' ? await usageTallySoak() : await main();

@@ -117,6 +117,8 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     tally: {
       count: (request) => tally.count(request),
       onUncounted: () => metrics.usageUncounted.inc(),
+      knownPrincipal: (authorization) => keyVerifier.lastKnownPrincipal(authorization),
+      onUnattributed: (operation, outcome) => metrics.usageUnattributed.inc({ operation, outcome }),
     },
     usageFlusher,
     async close() {

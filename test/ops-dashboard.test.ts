@@ -265,7 +265,7 @@ async function sendTraffic(
   assert.fail('the demo key was never banned');
 }
 
-/** A creation refused 503, and usage flushes that find storage locked: skipped three times, then failed. */
+/** A creation refused 503, and usage flushes that find storage locked: failed, each of them. */
 async function storageLocked(
   send: (path: string, options?: HttpRequest) => Promise<HttpAnswer>,
   database: string,

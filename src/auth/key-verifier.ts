@@ -104,6 +104,17 @@ export class KeyVerifier {
     return authorization !== undefined && this.cache.get(authorization)?.principal !== undefined;
   }
 
+  /**
+   * The key this exact header named when storage was last asked, however long ago, if the key was
+   * valid then (not revoked, not expired now): whose request it is while storage cannot be asked.
+   */
+  lastKnownPrincipal(authorization: string | undefined): KeyPrincipal | undefined {
+    const principal = authorization === undefined ? undefined : this.cache.peek(authorization)?.principal;
+    if (principal === undefined || principal.revokedAt !== null) return undefined;
+    if (principal.expiresAt !== null && principal.expiresAt <= this.clock.now()) return undefined;
+    return principal;
+  }
+
   /** A verdict reached without storage, or the well-formed token that storage must be asked about. */
   private examine(authorization: string | undefined): Verification | string {
     // Keyed by the exact header: a hit skips parsing, the checksum and SHA-256 (measured: 4% of a

@@ -36,7 +36,7 @@ export interface AppDependencies {
   /** The usage history's views. */
   readonly usage: UsageService;
   /** Where answered requests of known keys are counted for the usage history. */
-  readonly tally: Pick<UsageTallyOptions, 'count' | 'onUncounted'>;
+  readonly tally: Omit<UsageTallyOptions, 'clock'>;
 }
 
 /**

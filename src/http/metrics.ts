@@ -11,6 +11,7 @@ export interface Metrics {
   readonly usageFlushes: Counter<'result'>;
   readonly usageFlushedRows: Counter;
   readonly usageUncounted: Counter;
+  readonly usageUnattributed: Counter<'operation' | 'outcome'>;
   readonly storageUnavailable: Counter;
 }
 
@@ -52,8 +53,8 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
     usageFlushes: new Counter({
       name: 'petstore_usage_flushes_total',
       help:
-        'Flushes of the usage tally to storage, by result: written, skipped (storage busy) or failed; ' +
-        'the counts of a skipped or failed flush are kept for the next one.',
+        "Flushes of the usage tally to storage, by result: written, skipped (this instance's storage connection " +
+        'busy) or failed (storage refused or did not answer); the counts not stored are kept for the next flush.',
       labelNames: ['result'],
       registers: [registry],
     }),
@@ -65,6 +66,14 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
     usageUncounted: new Counter({
       name: 'petstore_usage_uncounted_total',
       help: 'Requests left out of the usage history because the tally was full while storage refused flushes.',
+      registers: [registry],
+    }),
+    usageUnattributed: new Counter({
+      name: 'petstore_usage_unattributed_total',
+      help:
+        "Answers of a usage operation that no account's usage history counts, by operation and outcome: the key " +
+        'was missing or not valid, or storage could not verify a key this instance had not verified before.',
+      labelNames: ['operation', 'outcome'],
       registers: [registry],
     }),
     storageUnavailable: new Counter({

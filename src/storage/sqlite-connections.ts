@@ -302,9 +302,11 @@ class SqliteSession implements DatabaseConnection {
 /**
  * A background write (src/storage/store.ts, BackgroundWrite) on SQLite: the statements in one
  * transaction, only if this process's writer is free and one BEGIN IMMEDIATE finds the file's write
- * lock free; otherwise nothing is written and it returns false, having waited for nothing, so it
- * never queues behind or in front of a request. The statements run without yielding: the writer is
- * held for them and the commit only.
+ * lock free. A busy writer returns false; a write lock held by another process (a backup, a CLI
+ * command) is StorageUnavailableError, since storage refuses every write then, as it would a
+ * request's. Either way nothing is written and nothing waited for, so it never queues behind or in
+ * front of a request. The statements run without yielding: the writer is held for them and the
+ * commit only.
  */
 export function writeIfIdle(connections: SqliteConnections, statements: readonly CompiledQuery[]): boolean {
   const release = connections.writerLock.tryAcquire();
@@ -313,7 +315,7 @@ export function writeIfIdle(connections: SqliteConnections, statements: readonly
     try {
       connections.writer.exec('BEGIN IMMEDIATE');
     } catch (error) {
-      if (isBusy(error)) return false;
+      if (isBusy(error)) throw heldElsewhereError(error);
       throw error;
     }
     commitStatements(connections.writer, statements);
@@ -321,6 +323,13 @@ export function writeIfIdle(connections: SqliteConnections, statements: readonly
   } finally {
     release();
   }
+}
+
+function heldElsewhereError(cause: unknown): StorageUnavailableError {
+  return new StorageUnavailableError(
+    'storage is unavailable: another process holds the SQLite write lock; retry later',
+    { cause },
+  );
 }
 
 /**

@@ -1,14 +1,14 @@
 import type { Clock } from '../clock.ts';
 import type { BackgroundWrite, UsageStore } from '../storage/store.ts';
 import { bucketStart, DAY_MS, HOUR_MS } from '../domain/usage.ts';
-import type { PendingCount, UsageTally } from './usage-tally.ts';
+import { TallyCounts, type PendingCount, type UsageTally } from './usage-tally.ts';
 
 export type FlushResult = 'written' | 'skipped' | 'failed';
 
 export interface UsageFlusherOptions {
   readonly intervalMs: number;
   readonly retentionDays: number;
-  /** Each flush's result and how many rows it stored (metrics). */
+  /** Each flush's result and how many rows it stored (metrics); a flush cut short may have stored some. */
   readonly onFlush?: (result: FlushResult, rows: number) => void;
   /** A flush that failed; its counts are kept for the next one. */
   readonly onFailure?: (error: Error) => void;
@@ -21,6 +21,9 @@ export interface UsageFlusherOptions {
 
 /** Flushes in a row that may find storage busy before one waits for it, as a request would. */
 const SKIPS_BEFORE_WAITING = 3;
+
+/** Rows per transaction of a flush: PostgreSQL stores 10,000 in about 0.3 s, SQLite in about 0.08 s. */
+const ROWS_PER_WRITE = 10_000;
 
 /** How often expired hours are purged. */
 const PURGE_INTERVAL_MS = HOUR_MS;
@@ -40,7 +43,7 @@ export class UsageFlusher {
   private readonly clock: Clock;
   private readonly options: UsageFlusherOptions;
   private readonly timers: NodeJS.Timeout[] = [];
-  private inFlight: { readonly counts: readonly PendingCount[]; readonly done: Promise<FlushResult> } | undefined;
+  private inFlight: { readonly counts: TallyCounts; readonly done: Promise<FlushResult> } | undefined;
   private skipsInARow = 0;
   private flushes = 0;
 
@@ -67,7 +70,7 @@ export class UsageFlusher {
   async flush(mode?: BackgroundWrite): Promise<FlushResult> {
     while (this.inFlight !== undefined) await this.inFlight.done;
     const counts = this.tally.drain();
-    if (counts.length === 0) return 'written';
+    if (counts.size === 0) return 'written';
     const write = mode ?? (this.skipsInARow >= SKIPS_BEFORE_WAITING ? 'waiting' : 'if-idle');
     const done = this.write(counts, write);
     this.inFlight = { counts, done };
@@ -80,36 +83,61 @@ export class UsageFlusher {
     }
   }
 
-  private async write(counts: readonly PendingCount[], mode: BackgroundWrite): Promise<FlushResult> {
-    let result: FlushResult;
-    try {
-      result = (await this.store.add(counts, mode)) ? 'written' : 'skipped';
-    } catch (error) {
-      result = 'failed';
-      this.options.onFailure?.(error instanceof Error ? error : new Error(String(error)));
+  /**
+   * Stores the counts a few thousand rows per transaction, so that a full tally (100,000 entries,
+   * seconds of work for PostgreSQL) is stored in writes that each end well within the storage
+   * timeout, and a SQLite writer is held for a short while at a time. What a write did not store is
+   * put back, and only that: the writes before it are stored for good.
+   */
+  private async write(counts: TallyCounts, mode: BackgroundWrite): Promise<FlushResult> {
+    const rows = counts.list();
+    let stored = 0;
+    let result: FlushResult = 'written';
+    while (stored < rows.length) {
+      const batch = rows.slice(stored, stored + ROWS_PER_WRITE);
+      try {
+        if (!(await this.store.add(batch, mode))) {
+          result = 'skipped';
+          break;
+        }
+      } catch (error) {
+        result = 'failed';
+        this.options.onFailure?.(error instanceof Error ? error : new Error(String(error)));
+        break;
+      }
+      stored += batch.length;
+      // Stored, and still among the counts of the flush under way: a reader must read again.
+      this.flushes += 1;
     }
     if (result === 'written') {
       this.skipsInARow = 0;
     } else {
       this.skipsInARow += 1;
-      this.tally.restore(counts);
+      this.tally.restore(stored === 0 ? counts : TallyCounts.from(rows.slice(stored)));
     }
-    this.options.onFlush?.(result, result === 'written' ? counts.length : 0);
+    this.options.onFlush?.(result, stored);
     return result;
   }
 
   /**
-   * Counts not yet stored: the tally's and those of a flush under way. `epoch` changes whenever a
-   * flush starts or ends, so a reader that also reads storage can tell whether a flush moved counts
+   * Visits the counts not yet stored, the tally's and those of a flush under way: one account's, or
+   * every account's when `accountId` is undefined. Reading one account's costs what that account
+   * holds. The counts are live: `visit` must only read them, and is called before this returns.
+   */
+  visitPending(accountId: number | undefined, visit: (count: PendingCount) => void): void {
+    const inFlight = this.inFlight?.counts;
+    const sources = inFlight === undefined ? [this.tally] : [this.tally, inFlight];
+    for (const source of sources)
+      for (const count of accountId === undefined ? source.all() : source.of(accountId)) visit(count);
+  }
+
+  /**
+   * Settles once the flush under way, if any, has ended. With `epoch`, which changes whenever a
+   * flush starts, stores a batch or ends, a reader that also reads storage can tell whether a flush moved counts
    * between the two while it read (UsageService), and read again rather than miss or double them.
    */
-  pending(): { readonly counts: readonly PendingCount[]; readonly epoch: number; readonly settled: Promise<unknown> } {
-    const inFlight = this.inFlight;
-    return {
-      counts: inFlight === undefined ? this.tally.snapshot() : [...this.tally.snapshot(), ...inFlight.counts],
-      epoch: this.flushes,
-      settled: inFlight?.done ?? Promise.resolve(),
-    };
+  settled(): Promise<unknown> {
+    return this.inFlight?.done ?? Promise.resolve();
   }
 
   get epoch(): number {

@@ -130,9 +130,6 @@ export class UsageService {
   /** Non-zero points, by time, operation and outcome; every account together when accountId is undefined. */
   async history(accountId: number | undefined, range: UsageRange): Promise<UsagePoint[]> {
     const bucketMs = bucketMsOf(range.granularity);
-    const { stored, pending } = await this.read(() =>
-      this.store.series({ accountId, from: range.from, to: range.to, bucketMs }),
-    );
     const points = new Map<string, { at: number; operation: UsageOperation; outcome: UsageOutcome; count: number }>();
     const add = (at: number, operation: UsageOperation, outcome: UsageOutcome, count: number): void => {
       const id = `${at}\u0000${operation}\u0000${outcome}`;
@@ -140,12 +137,15 @@ export class UsageService {
       if (point === undefined) points.set(id, { at, operation, outcome, count });
       else point.count += count;
     };
+    const stored = await this.read(
+      () => this.store.series({ accountId, from: range.from, to: range.to, bucketMs }),
+      accountId,
+      (count) => {
+        if (count.hour < range.from || count.hour >= range.to) return;
+        add(bucketStart(count.hour, bucketMs), count.operation, count.outcome, count.count);
+      },
+    );
     for (const bucket of stored) add(bucket.at, bucket.operation, bucket.outcome, bucket.count);
-    for (const count of pending) {
-      if (accountId !== undefined && count.accountId !== accountId) continue;
-      if (count.hour < range.from || count.hour >= range.to) continue;
-      add(bucketStart(count.hour, bucketMs), count.operation, count.outcome, count.count);
-    }
     return [...points.values()]
       .filter((point) => point.count > 0)
       .sort((a, b) => a.at - b.at || compare(a.operation, b.operation) || compare(a.outcome, b.outcome));
@@ -182,7 +182,6 @@ export class UsageService {
     range: { readonly from: number; readonly to: number },
     limit: number,
   ): Promise<AccountTotals[]> {
-    const { stored, pending } = await this.read(() => this.store.totalsByAccount(range));
     const totals = new Map<number, { account: string; requests: number; refusals: number }>();
     const add = (accountId: number, account: string, requests: number, refusals: number): void => {
       const total = totals.get(accountId);
@@ -192,11 +191,21 @@ export class UsageService {
         total.refusals += refusals;
       }
     };
+    // Every account's: an operator's view of them all.
+    const stored = await this.read(
+      () => this.store.totalsByAccount(range),
+      undefined,
+      (count) => {
+        if (count.hour < range.from || count.hour >= range.to) return;
+        add(
+          count.accountId,
+          count.accountName,
+          count.count,
+          REFUSAL_OUTCOMES.includes(count.outcome) ? count.count : 0,
+        );
+      },
+    );
     for (const row of stored) add(row.accountId, row.accountName, row.requests, row.refusals);
-    for (const count of pending) {
-      if (count.hour < range.from || count.hour >= range.to) continue;
-      add(count.accountId, count.accountName, count.count, REFUSAL_OUTCOMES.includes(count.outcome) ? count.count : 0);
-    }
     return [...totals.values()]
       .filter((total) => total[by] > 0)
       .sort((a, b) => b[by] - a[by] || compare(a.account, b.account))
@@ -208,9 +217,6 @@ export class UsageService {
     since: number,
   ): Promise<{ account: string; keyId: string; calls: number; lastCall: number }[]> {
     const sinceHour = bucketStart(since, HOUR_MS);
-    const { stored, pending } = await this.read(() =>
-      this.store.callsByKey({ operation: 'getPet', accountId, since: sinceHour }),
-    );
     const byKey = new Map<string, { account: string; keyId: string; calls: number; lastCall: number }>();
     const add = (account: string, keyId: string, calls: number, lastCall: number): void => {
       const key = byKey.get(keyId);
@@ -220,29 +226,40 @@ export class UsageService {
         key.lastCall = Math.max(key.lastCall, lastCall);
       }
     };
+    const stored = await this.read(
+      () => this.store.callsByKey({ operation: 'getPet', accountId, since: sinceHour }),
+      accountId,
+      (count) => {
+        if (count.operation !== 'getPet' || count.hour < sinceHour) return;
+        add(count.accountName, count.keyId, count.count, count.lastAt);
+      },
+    );
     for (const row of stored) add(row.accountName, row.keyId, row.calls, row.lastAt);
-    for (const count of pending) {
-      if (count.operation !== 'getPet' || count.hour < sinceHour) continue;
-      if (accountId !== undefined && count.accountId !== accountId) continue;
-      add(count.accountName, count.keyId, count.count, count.lastAt);
-    }
     return [...byKey.values()].sort(
       (a, b) => b.calls - a.calls || compare(a.account, b.account) || compare(a.keyId, b.keyId),
     );
   }
 
   /**
-   * Storage and the counts not yet stored, as of one moment: a flush that starts or ends during the
-   * storage read moves counts from one side to the other, so such a read is done again.
+   * Storage and the counts not yet stored (of one account, or of every account when `accountId` is
+   * undefined), as of one moment: a flush that starts or ends during the storage read moves counts
+   * from one side to the other, so such a read is done again. Once storage is read, `visitPending`
+   * sees the counts not yet stored before anything else runs; it reads them where they are, so a
+   * view of one account costs what that account holds, not what the tally holds.
    */
-  private async read<T>(fromStorage: () => Promise<T>): Promise<{ stored: T; pending: readonly PendingCount[] }> {
+  private async read<T>(
+    fromStorage: () => Promise<T>,
+    accountId: number | undefined,
+    visitPending: (count: PendingCount) => void,
+  ): Promise<T> {
     for (let tries = 1; ; tries += 1) {
-      const before = this.flusher.pending();
-      await before.settled;
-      const pending = this.flusher.pending();
+      await this.flusher.settled();
+      const epoch = this.flusher.epoch;
       const stored = await fromStorage();
-      if (this.flusher.epoch === pending.epoch || tries >= CONSISTENT_READ_TRIES)
-        return { stored, pending: pending.counts };
+      if (this.flusher.epoch === epoch || tries >= CONSISTENT_READ_TRIES) {
+        this.flusher.visitPending(accountId, visitPending);
+        return stored;
+      }
     }
   }
 }

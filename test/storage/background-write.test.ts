@@ -97,13 +97,13 @@ describe('the last-used write-back while another process holds the SQLite write 
     }
   });
 
-  it('if-idle resolves false at once under the lock; waiting gets StorageUnavailableError at the timeout', async () => {
+  it('if-idle gets StorageUnavailableError at once under the lock; waiting gets it at the timeout', async () => {
     const { id } = await newKey();
     const locker = await holdWriteLock(path, TIMEOUT_MS + 1000);
     const exited = once(locker, 'exit');
     try {
       let started = performance.now();
-      assert.equal(await store.keys.recordLastUsed(new Map([[id, NOW + 5]]), 'if-idle'), false);
+      await assert.rejects(store.keys.recordLastUsed(new Map([[id, NOW + 5]]), 'if-idle'), StorageUnavailableError);
       assert.ok(performance.now() - started < READ_BOUND_MS, 'if-idle waited');
       started = performance.now();
       await assert.rejects(store.keys.recordLastUsed(new Map([[id, NOW + 5]]), 'waiting'), StorageUnavailableError);
