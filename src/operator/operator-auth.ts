@@ -41,6 +41,11 @@ export interface OperatorGateOptions {
   readonly tokens: OperatorTokenService;
   readonly sessions: OperatorSessionService;
   /**
+   * Whether storage answered its last readiness probe (undefined before the first): while it did not,
+   * a read of the instance's state takes a remembered verification without waiting for storage.
+   */
+  readonly storageAnswered?: () => boolean | undefined;
+  /**
    * The service's rate limiter, under a subject namespace of its own (`operator-auth:<address>`).
    * Not a per-process cache: with REDIS_URL the failures are counted once for every instance, so
    * a client guessing tokens gains nothing by spreading its guesses over them; without Redis it is
@@ -50,11 +55,6 @@ export interface OperatorGateOptions {
   readonly clock: Clock;
   readonly clientAddressOf: ClientAddressOf;
   readonly failuresPerMinute?: number;
-  /**
-   * Whether storage answered its last readiness probe (undefined before the first): while it did not,
-   * a read of the instance's state takes a remembered verification without waiting for storage.
-   */
-  readonly storageAnswered?: () => boolean | undefined;
 }
 
 /** A verification of an earlier request, taken while storage does not answer. */
@@ -66,13 +66,14 @@ interface Recalled {
 
 /** Token verification and the per-address limit on failed attempts, for the hook and the login route. */
 export class OperatorGate {
+  /** What storage last accepted, for reads of the instance's state while it does not answer. */
+  private readonly remembered: RememberedVerifications;
   private readonly options: OperatorGateOptions;
   private readonly windows: readonly WindowSpec[];
-  private readonly remembered: RememberedVerifications;
 
   constructor(options: OperatorGateOptions) {
-    this.options = options;
     this.remembered = new RememberedVerifications(options.clock);
+    this.options = options;
     this.windows = [{ name: 'minute', limit: options.failuresPerMinute ?? DEFAULT_FAILURES_PER_MINUTE, seconds: 60 }];
   }
 

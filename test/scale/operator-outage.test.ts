@@ -220,17 +220,32 @@ describeEachBackend('The operator listener while storage does not answer', (back
     assert.equal(typeof shown.accounts, 'number');
   });
 
-  it('a token revoked while storage answers is refused, during a later outage too', async () => {
+  it('a token revoked or a session logged out while storage answers opens nothing in a later outage', async () => {
     const { token, record } = await app.tokens.create('revoked');
     assert.equal((await status(token)).status, 200);
+    const loggedOut = await app.logIn();
+    assert.equal((await overview(loggedOut)).status, 200);
     await app.tokens.revoke(record.id);
     assert.equal((await status(token)).status, 401, 'refused as soon as storage answers');
+    const logout = await request(app.operator, '/admin/v1/session', {
+      method: 'DELETE',
+      headers: { cookie: loggedOut, origin: app.listener.url },
+    });
+    assert.equal(logout.status, 204, logout.text);
     await outage.begin();
     try {
       if (!outage.readsAnswer) await untilStorageUp(0);
-      const during = await status(token);
-      if (outage.readsAnswer) assert.equal(during.status, 401);
-      else assertUnavailable(during, /has not verified it in the last 5 minutes/);
+      const [byToken, bySession] = await Promise.all([
+        status(token),
+        request(app.operator, '/admin/v1/status', { headers: { cookie: loggedOut } }),
+      ]);
+      if (outage.readsAnswer) {
+        assert.equal(byToken.status, 401);
+        assert.equal(bySession.status, 401);
+      } else {
+        assertUnavailable(byToken, /the operator token cannot be checked, and this instance has not verified it/);
+        assertUnavailable(bySession, /the console session cannot be checked, and this instance has not verified it/);
+      }
     } finally {
       await outage.end();
     }
