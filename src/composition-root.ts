@@ -7,7 +7,7 @@ import type { AppDependencies } from './http/app.ts';
 import { limitsStep } from './http/limits-step.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { redactKeys } from './http/redact.ts';
-import { exportReadiness, type ReadinessCheck } from './http/routes/ops.ts';
+import { exportReadiness } from './http/routes/ops.ts';
 import { clientAddressResolver } from './net/client-address.ts';
 import { PetService } from './pets/pet-service.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
@@ -17,6 +17,7 @@ import type { RedisLimiter } from './ratelimit/redis-limiter.ts';
 import { logDestination } from './log-destination.ts';
 import { openStore } from './storage/open-store.ts';
 import type { Store } from './storage/store.ts';
+import { ReadinessMonitor, type ReadinessCheck } from './readiness.ts';
 import { LogThrottle } from './log-throttle.ts';
 import { UsageFlusher } from './usage/usage-flusher.ts';
 import { UsageService } from './usage/usage-service.ts';
@@ -38,6 +39,8 @@ export interface ServiceOptions {
   readonly collectProcessMetrics?: boolean;
   /** The process logger; default: pino JSON lines on stdout at LOG_LEVEL. */
   readonly logger?: Logger;
+  /** Probe storage and Redis in the background for /metrics and the status (default); a CLI command needs none. */
+  readonly watchReadiness?: boolean;
 }
 
 /**
@@ -96,9 +99,11 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const tally = new UsageTally();
   const usageFlusher = createUsageFlusher(tally, store, clock, config, metrics, logger);
   const usage = new UsageService(store.usage, usageFlusher, clock, { sunset: GET_PET_SUNSET });
-  const readiness: ReadinessCheck[] = [{ name: store.backend, check: () => store.ping() }];
-  if (redis) readiness.push({ name: 'redis', check: () => redis.ping() });
-  exportReadiness(metrics.registry, readiness, config.storageTimeoutMs);
+  const checks: ReadinessCheck[] = [{ name: store.backend, check: () => store.ping() }];
+  if (redis) checks.push({ name: 'redis', check: () => redis.ping() });
+  const readiness = new ReadinessMonitor(checks, { timeoutMs: config.storageTimeoutMs, clock });
+  if (options.watchReadiness ?? true) readiness.start();
+  exportReadiness(metrics.registry, readiness);
   const purgeTimer = setInterval(() => void pets.purgeIdempotencyKeys().catch(() => undefined), 60 * 60 * 1000);
   purgeTimer.unref();
   return {
@@ -123,6 +128,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     usageFlusher,
     async close() {
       clearInterval(purgeTimer);
+      readiness.close();
       policy.close();
       // After the listeners closed, before storage does: the last counts are stored, waiting as a request would.
       await usageFlusher.close();

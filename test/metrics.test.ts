@@ -3,7 +3,9 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { systemClock } from '../src/clock.ts';
 import { exportReadiness } from '../src/http/routes/ops.ts';
+import { READINESS_FRESH_MS, ReadinessMonitor } from '../src/readiness.ts';
 import { startOperatorListener, type OperatorListener } from './support/operator-listener.ts';
 import { METRICS_RENDER_INTERVAL_MS } from '../src/operator/metrics-route.ts';
 import { request, type ErrorBody, type HttpRequest, type HttpTarget } from './support/http-client.ts';
@@ -132,15 +134,16 @@ describe('GET /metrics on the operator listener', () => {
   it('counts a dependency that fails or does not answer in time as down', async () => {
     const registry = new Registry();
     const never = new Promise<void>(() => undefined);
-    exportReadiness(
-      registry,
+    const readiness = new ReadinessMonitor(
       [
         { name: 'up', check: () => Promise.resolve() },
         { name: 'failing', check: () => Promise.reject(new Error('connection refused')) },
         { name: 'silent', check: () => never },
       ],
-      50,
+      { timeoutMs: 50, clock: systemClock },
     );
+    exportReadiness(registry, readiness);
+    await readiness.probe();
     const samples = parseSamples(await registry.metrics());
     assert.deepEqual(
       select(samples, 'petstore_dependency_up').map((sample) => [sample.labels['dependency'], sample.value]),
@@ -150,6 +153,47 @@ describe('GET /metrics on the operator listener', () => {
         ['silent', 0],
       ],
     );
+  });
+
+  it('reads the last probe without waiting, and starts the next beside a scrape that finds it old', async () => {
+    const registry = new Registry();
+    let answering = true;
+    let probes = 0;
+    let now = 0;
+    let answer = (): void => undefined;
+    const hanging = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    // Far longer than the test: a scrape that waited for the probe would not end before it answers.
+    const readiness = new ReadinessMonitor(
+      [
+        {
+          name: 'storage',
+          check: () => {
+            probes += 1;
+            return answering ? Promise.resolve() : hanging;
+          },
+        },
+      ],
+      { timeoutMs: 600_000, clock: systemClock, now: () => now },
+    );
+    exportReadiness(registry, readiness);
+    const up = async () =>
+      select(parseSamples(await registry.metrics()), 'petstore_dependency_up').map((sample) => sample.value);
+    assert.deepEqual(await up(), [], 'no sample before the first probe ends');
+    await readiness.probe();
+    const before = probes;
+    answering = false;
+    assert.deepEqual(await up(), [1], 'a fresh reading starts no probe');
+    assert.equal(probes, before);
+    now += READINESS_FRESH_MS;
+    assert.deepEqual(await up(), [1], 'the last reading, while the probe it started hangs');
+    assert.equal(probes, before + 1);
+    now += READINESS_FRESH_MS;
+    assert.deepEqual(await up(), [1]);
+    assert.equal(probes, before + 1, 'one probe at a time: the hanging one is shared');
+    answer();
+    assert.equal((await readiness.probe()).results[0]?.ok, true);
   });
 
   it('counts calls to the deprecated GET /v1/pets/{petId} per account', async () => {

@@ -146,7 +146,10 @@ async function runCommand(
     const config = loadConfig(environment);
     const { buildServices, createLogger } = await import('../composition-root.ts');
     // Log lines (a Redis warning…) go to stderr: stdout carries only the command's output.
-    services = await buildServices(config, { logger: createLogger(config.logLevel, out.logs ?? 2) });
+    services = await buildServices(config, {
+      logger: createLogger(config.logLevel, out.logs ?? 2),
+      watchReadiness: false,
+    });
     // Every command works on a fresh store; `migrate` reports what it applied itself.
     if (name !== 'migrate') await services.store.migrate();
     await command(services, options, out, cliAuditContext(environment));

@@ -17,7 +17,8 @@ import { deprecationNotices } from './plugins/deprecation-notices.ts';
 import { keyScopes } from './plugins/key-scopes.ts';
 import { usageTally, type UsageTallyOptions } from './plugins/usage-tally.ts';
 import { publicDocument } from './public-document.ts';
-import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
+import type { ReadinessMonitor } from '../readiness.ts';
+import { opsRoutes } from './routes/ops.ts';
 import { petRoutes } from './routes/pets.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { USAGE_SCHEMAS } from './routes/usage-schemas.ts';
@@ -28,7 +29,7 @@ export interface AppDependencies {
   readonly keyVerifier: KeyVerifier;
   readonly pets: PetService;
   readonly metrics: Metrics;
-  readonly readiness: readonly ReadinessCheck[];
+  readonly readiness: ReadinessMonitor;
   /** The per-request limits step after authentication; without it, requests are only authenticated. */
   readonly limits?: AfterAuthentication;
   /** The process logger (pino); requests log through Fastify's child loggers of it, bound to their id. */
@@ -76,7 +77,7 @@ export function publicParts(deps: AppDependencies): AppParts {
     await registerDocsPage(app, { publicBaseUrl: config.publicBaseUrl });
     // After the reference page, which marks its own routes public as they are registered.
     await app.register(keyScopes);
-    await app.register(opsRoutes, { readiness: deps.readiness, timeoutMs: config.storageTimeoutMs });
+    await app.register(opsRoutes, { readiness: deps.readiness });
     await app.register(petRoutes, { pets: deps.pets, publicBaseUrl: config.publicBaseUrl });
     await app.register(usageRoutes, { usage: deps.usage, storageTimeoutMs: config.storageTimeoutMs });
   };

@@ -9,10 +9,10 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { buildHttpApp, type CoreOptions } from '../http/core.ts';
-import type { ReadinessCheck } from '../http/routes/ops.ts';
 import { clientAddressResolver } from '../net/client-address.ts';
 import { servedHostNames } from '../net/host-names.ts';
 import type { RateLimiter } from '../ratelimit/limiter.ts';
+import type { ReadinessMonitor } from '../readiness.ts';
 import type { Store } from '../storage/store.ts';
 import type { UsageService } from '../usage/usage-service.ts';
 import { ADMIN_DOCUMENT } from './admin-openapi.ts';
@@ -32,7 +32,7 @@ export interface AdminDependencies {
   readonly accounts: AccountService;
   readonly keyVerifier: KeyVerifier;
   readonly limiter: RateLimiter;
-  readonly readiness: readonly ReadinessCheck[];
+  readonly readiness: ReadinessMonitor;
   readonly usage: UsageService;
   /** Failed authentications per client address and minute before 429; default 10. */
   readonly authFailuresPerMinute?: number;
@@ -95,6 +95,7 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     clientAddressOf: clientAddressResolver(admin.config.trustProxy),
     failuresPerMinute: admin.authFailuresPerMinute,
     ipv6LimitPrefix: admin.config.ipv6LimitPrefix,
+    storageAnswered: () => admin.readiness.answered(admin.store.backend),
   });
   await app.register(operatorAuthentication, { gate });
   operatorRequestLog(app);

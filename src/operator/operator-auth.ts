@@ -7,11 +7,13 @@ import type {
 } from '../auth/operator-sessions.ts';
 import type { OperatorTokenService, OperatorTokenVerdict } from '../auth/operator-tokens.ts';
 import type { Clock } from '../clock.ts';
+import { StorageUnavailableError } from '../errors.ts';
 import { sendError } from '../http/error-body.ts';
 import { limitedNetworkOf, type ClientAddressOf } from '../net/client-address.ts';
 import type { RateLimiter, WindowSpec } from '../ratelimit/limiter.ts';
 import { secondsUntil } from '../ratelimit/rate-limit-headers.ts';
 import type { OperatorTokenRecord } from '../storage/store.ts';
+import { OUTAGE_TRUST_MS, RememberedVerifications, type CredentialKind } from './remembered-verifications.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,12 +32,19 @@ export const DEFAULT_FAILURES_PER_MINUTE = 10;
 
 /** The session routes: they take the token in a body (login) or end the session (logout). */
 export const SESSION_PATH = '/admin/v1/session';
+/** The status of the instance: with the console's overview, what an operator needs most during an outage. */
+export const STATUS_PATH = '/admin/v1/status';
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface OperatorGateOptions {
   readonly tokens: OperatorTokenService;
   readonly sessions: OperatorSessionService;
+  /**
+   * Whether storage answered its last readiness probe (undefined before the first): while it did not,
+   * a read of the instance's state takes a remembered verification without waiting for storage.
+   */
+  readonly storageAnswered?: () => boolean | undefined;
   /**
    * The service's rate limiter, under a subject namespace of its own (`operator-auth:<address>`, or
    * an IPv6 client's network). Not a per-process cache: with REDIS_URL the failures are counted once
@@ -50,12 +59,22 @@ export interface OperatorGateOptions {
   readonly ipv6LimitPrefix?: number;
 }
 
+/** A verification of an earlier request, taken while storage does not answer. */
+interface Recalled {
+  readonly ok: true;
+  readonly token: OperatorTokenRecord;
+  readonly recalled: true;
+}
+
 /** Token verification and the per-address limit on failed attempts, for the hook and the login route. */
 export class OperatorGate {
+  /** What storage last accepted, for reads of the instance's state while it does not answer. */
+  private readonly remembered: RememberedVerifications;
   private readonly options: OperatorGateOptions;
   private readonly windows: readonly WindowSpec[];
 
   constructor(options: OperatorGateOptions) {
+    this.remembered = new RememberedVerifications(options.clock);
     this.options = options;
     this.windows = [{ name: 'minute', limit: options.failuresPerMinute ?? DEFAULT_FAILURES_PER_MINUTE, seconds: 60 }];
   }
@@ -79,14 +98,52 @@ export class OperatorGate {
     );
   }
 
-  verify(token: string): Promise<OperatorTokenVerdict> {
-    return this.options.tokens.verify(token);
+  /**
+   * The token's verdict from storage. `mayRecall`: the request only reads the instance's state, so
+   * while storage does not answer it may pass on this token's last verification (see `verified`).
+   */
+  verify(token: string, mayRecall = false): Promise<OperatorTokenVerdict | Recalled> {
+    return this.verified('token', token, mayRecall, () => this.options.tokens.verify(token));
   }
 
-  /** The session's verdict; a use of a valid one is a use of its token. */
-  async verifySession(id: string): Promise<OperatorSessionVerdict> {
-    const verdict = await this.options.sessions.verify(id);
-    if (verdict.ok) this.options.tokens.noteUse(verdict.token.id);
+  /** The session's verdict, as `verify`; a use of a valid one is a use of its token. */
+  async verifySession(id: string, mayRecall = false): Promise<OperatorSessionVerdict | Recalled> {
+    const verdict = await this.verified('session', id, mayRecall, () => this.options.sessions.verify(id));
+    if (verdict.ok && !('recalled' in verdict)) this.options.tokens.noteUse(verdict.token.id);
+    return verdict;
+  }
+
+  /**
+   * Storage decides whenever it answers, and its verdict is remembered (a pass) or forgotten (a
+   * refusal). While it does not answer (its last probe failed, or this lookup timed out), a request
+   * that `mayRecall` passes on a verification storage made within OUTAGE_TRUST_MS; any other gets
+   * the StorageUnavailableError, never a pass: a change would fail without storage anyway, and a
+   * credential storage never accepted here proves nothing.
+   */
+  private async verified<V extends OperatorTokenVerdict | OperatorSessionVerdict>(
+    kind: CredentialKind,
+    credential: string,
+    mayRecall: boolean,
+    lookUp: () => Promise<V>,
+  ): Promise<V | Recalled> {
+    const recall = (): Recalled | undefined => {
+      const token = mayRecall ? this.remembered.recall(kind, credential) : undefined;
+      return token === undefined ? undefined : { ok: true, token, recalled: true };
+    };
+    // Known to be down: no wait of STORAGE_TIMEOUT_MS for a lookup that would time out.
+    const early = this.options.storageAnswered?.() === false ? recall() : undefined;
+    if (early !== undefined) return early;
+    let verdict: V;
+    try {
+      verdict = await lookUp();
+    } catch (error) {
+      if (!(error instanceof StorageUnavailableError)) throw error;
+      const recalled = recall();
+      if (recalled !== undefined) return recalled;
+      throw new StorageUnavailableError(unverifiable(kind, mayRecall), { cause: error });
+    }
+    if (verdict.ok) this.remembered.remember(kind, credential, verdict.token);
+    else this.remembered.forget(kind, credential);
     return verdict;
   }
 
@@ -95,8 +152,9 @@ export class OperatorGate {
     return this.options.sessions.start(token);
   }
 
-  /** Ends the session, if the id names an open one. */
+  /** Ends the session, if the id names an open one; this instance forgets its verification at once. */
   endSession(id: string): Promise<boolean> {
+    this.remembered.forget('session', id);
     return this.options.sessions.end(id);
   }
 
@@ -105,6 +163,25 @@ export class OperatorGate {
     const address = this.options.clientAddressOf(request.socket.remoteAddress, request.headers['x-forwarded-for']);
     return `operator-auth:${limitedNetworkOf(address, this.options.ipv6LimitPrefix ?? 64)}`;
   }
+}
+
+function unverifiable(kind: CredentialKind, mayRecall: boolean): string {
+  const what = kind === 'token' ? 'the operator token' : 'the console session';
+  const minutes = OUTAGE_TRUST_MS / 60_000;
+  const unless = mayRecall ? `, and this instance has not verified it in the last ${minutes} minutes` : '';
+  return `storage does not answer, so ${what} cannot be checked${unless}; retry once storage answers`;
+}
+
+/**
+ * Whether the request only reads the instance's state: the status, the console's overview page and
+ * the console's files it loads (the same for every operator). Such a request may pass on a
+ * remembered verification while storage does not answer; nothing that changes anything may.
+ */
+function readsStateOnly(request: FastifyRequest): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const route = request.routeOptions.url;
+  if (route === undefined) return false;
+  return route === STATUS_PATH || route === '/console' || route.startsWith('/console/assets/');
 }
 
 /**
@@ -305,7 +382,8 @@ async function authenticate(gate: OperatorGate, request: FastifyRequest, reply: 
     return;
   }
   if (credentials.kind === 'session') {
-    const verdict = await gate.verifySession(credentials.id);
+    const verdict = await gate.verifySession(credentials.id, readsStateOnly(request));
+    if ('recalled' in verdict) logRecalled(request);
     if (!verdict.ok) {
       if (GUESSED_SESSION.has(verdict.reason)) await gate.recordFailure(request);
       request.log.info({ reason: verdict.reason }, 'operator session refused');
@@ -323,8 +401,11 @@ async function authenticate(gate: OperatorGate, request: FastifyRequest, reply: 
     request.operatorToken = verdict.token;
     return;
   }
-  const verdict: OperatorTokenVerdict =
-    credentials.kind === 'token' ? await gate.verify(credentials.token) : { ok: false, reason: 'malformed' };
+  const verdict =
+    credentials.kind === 'token'
+      ? await gate.verify(credentials.token, readsStateOnly(request))
+      : ({ ok: false, reason: 'malformed' } as const);
+  if ('recalled' in verdict) logRecalled(request);
   if (!verdict.ok) {
     await gate.recordFailure(request);
     request.log.info({ reason: verdict.reason }, 'operator token refused');
@@ -332,4 +413,11 @@ async function authenticate(gate: OperatorGate, request: FastifyRequest, reply: 
     return;
   }
   request.operatorToken = verdict.token;
+}
+
+function logRecalled(request: FastifyRequest): void {
+  request.log.info(
+    { trustedForMs: OUTAGE_TRUST_MS },
+    'storage does not answer: the operator passed on a verification remembered from an earlier request',
+  );
 }

@@ -165,8 +165,12 @@ describeEachBackend('the admin API', (backend) => {
       redis: { ready: boolean } | null;
       accounts: number;
       activeBans: number;
+      checkedAt: string;
+      countsUnavailable: string | null;
     }>(await admin('/admin/v1/status'));
     assert.deepEqual(status.storage, { backend: backend.name, ready: true });
+    assert.equal(status.countsUnavailable, null);
+    assert.equal(status.checkedAt, new Date(app.publicApp.clock.now()).toISOString(), 'probed for this request');
     assert.deepEqual(status.redis, backend.name === 'postgres' ? { ready: true } : null);
     assert.equal(status.accounts, (await app.publicApp.services.accounts.listAccounts()).length);
     assert.equal(status.activeBans, (await app.publicApp.services.accounts.listActiveBans()).length);

@@ -1,17 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
-import { settleWithin } from '../../deadline.ts';
-
-/** A dependency /readyz must reach: storage always, Redis when configured. */
-export interface ReadinessCheck {
-  readonly name: string;
-  check(): Promise<void>;
-}
+import { READINESS_FRESH_MS, READINESS_INTERVAL_MS, type ReadinessMonitor } from '../../readiness.ts';
 
 export interface OpsRouteOptions {
-  readonly readiness: readonly ReadinessCheck[];
-  /** Longest a probe may take before its dependency counts as unreachable. */
-  readonly timeoutMs: number;
+  /** What /readyz checks: storage always, Redis when configured. */
+  readonly readiness: ReadinessMonitor;
 }
 
 /**
@@ -22,8 +15,9 @@ export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, option
   const config = { public: true };
   app.get('/healthz', { config, schema: { hide: true } }, async (_request, reply) => reply.send({ status: 'ok' }));
 
+  // A probe of its own (or the one under way), not the last reading: a balancer asks to know now.
   app.get('/readyz', { config, schema: { hide: true } }, async (_request, reply) => {
-    const results = await Promise.all(options.readiness.map((dependency) => probe(dependency, options.timeoutMs)));
+    const { results } = await options.readiness.probe();
     const failed = results.filter((result) => !result.ok);
     const checks = Object.fromEntries(results.map((result) => [result.name, result.ok ? 'ok' : 'unreachable']));
     if (failed.length === 0) return reply.send({ status: 'ready', checks });
@@ -34,28 +28,24 @@ export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, option
   });
 };
 
-export async function probe(dependency: ReadinessCheck, timeoutMs: number): Promise<{ name: string; ok: boolean }> {
-  try {
-    await settleWithin(dependency.check(), timeoutMs, () => new Error(`${dependency.name} did not answer in time`));
-    return { name: dependency.name, ok: true };
-  } catch {
-    return { name: dependency.name, ok: false };
-  }
-}
-
 /**
- * `petstore_dependency_up{dependency}`: each dependency /readyz checks, probed when the metrics are
- * scraped, so an alert sees an instance that is not ready whether or not a balancer asks it.
+ * `petstore_dependency_up{dependency}`: each dependency /readyz checks, so an alert sees an instance
+ * that is not ready whether or not a balancer asks it. The scrape reads the last probe, which runs
+ * beside it (ReadinessMonitor): it never waits for a dependency that does not answer, so a scrape
+ * answers within Prometheus's timeout whatever storage does, and a live instance is never `up == 0`.
  */
-export function exportReadiness(registry: Registry, readiness: readonly ReadinessCheck[], timeoutMs: number): void {
+export function exportReadiness(registry: Registry, readiness: ReadinessMonitor): void {
   new Gauge({
     name: 'petstore_dependency_up',
-    help: 'Whether each dependency /readyz checks (storage, and Redis when configured) answered when scraped: 1 or 0.',
+    help:
+      'Whether each dependency /readyz checks (storage, and Redis when configured) answered its last probe: 1 or 0. ' +
+      `Probed every ${READINESS_INTERVAL_MS / 1000} s, and beside a scrape that finds the reading older than ` +
+      `${READINESS_FRESH_MS / 1000} s.`,
     labelNames: ['dependency'],
     registers: [registry],
-    async collect() {
-      const results = await Promise.all(readiness.map((dependency) => probe(dependency, timeoutMs)));
-      for (const result of results) this.set({ dependency: result.name }, result.ok ? 1 : 0);
+    collect() {
+      const reading = readiness.latest();
+      for (const result of reading?.results ?? []) this.set({ dependency: result.name }, result.ok ? 1 : 0);
     },
   });
 }

@@ -3,8 +3,8 @@ import type { AccountService } from '../../auth/account-service.ts';
 import type { KeyVerifier } from '../../auth/key-verifier.ts';
 import type { OperatorTokenService } from '../../auth/operator-tokens.ts';
 import type { Clock } from '../../clock.ts';
-import type { ReadinessCheck } from '../../http/routes/ops.ts';
 import type { RateLimiter } from '../../ratelimit/limiter.ts';
+import type { ReadinessMonitor } from '../../readiness.ts';
 import type { Store } from '../../storage/store.ts';
 import type { UsageService } from '../../usage/usage-service.ts';
 import type { AuditService } from '../audit/audit-service.ts';
@@ -27,7 +27,7 @@ export interface AdminRouteOptions {
   readonly keyVerifier: KeyVerifier;
   readonly limiter: RateLimiter;
   readonly clock: Clock;
-  readonly readiness: readonly ReadinessCheck[];
+  readonly readiness: ReadinessMonitor;
   /** Longest a readiness probe may take. */
   readonly probeTimeoutMs: number;
   readonly usage: UsageService;

@@ -164,14 +164,14 @@ export const StatusSchema = Type.Object(
     storage: Type.Object(
       {
         backend: Type.Enum(['sqlite', 'postgres'] as const, { type: 'string' }),
-        ready: Type.Boolean({ description: 'Whether storage answered now.' }),
+        ready: Type.Boolean({ description: 'Whether storage answered its probe at `checkedAt`.' }),
       },
       { additionalProperties: false },
     ),
     redis: Type.Union(
       [
         Type.Object(
-          { ready: Type.Boolean({ description: 'Whether Redis answered now.' }) },
+          { ready: Type.Boolean({ description: 'Whether Redis answered its probe at `checkedAt`.' }) },
           { additionalProperties: false },
         ),
         Type.Null(),
@@ -183,6 +183,13 @@ export const StatusSchema = Type.Object(
     }),
     activeBans: Type.Union([Count('Bans in force.'), Type.Null()], {
       description: 'Bans in force; null while storage does not answer.',
+    }),
+    checkedAt: Instant(
+      'When storage and Redis were last probed: now, or while one of them did not answer, up to a few seconds ' +
+        'ago (they are probed every 5 s, and beside a request that finds the probe older than 1 s).',
+    ),
+    countsUnavailable: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why `accounts` and `activeBans` are null (storage did not answer); null when they are counted.',
     }),
   },
   { $id: 'Status', additionalProperties: false, description: 'The instance and what it depends on.' },

@@ -1001,8 +1001,11 @@ function statusView(status) {
     ),
     el('tr', {}, el('th', {}, 'Accounts'), el('td', { 'data-stat': 'accounts' }, count(status.accounts))),
     el('tr', {}, el('th', {}, 'Active bans'), el('td', {}, count(status.activeBans))),
+    el('tr', {}, el('th', {}, 'Checked'), el('td', {}, relative(status.checkedAt))),
   ];
-  return el('table', { class: 'status' }, el('tbody', {}, rows));
+  // While storage does not answer, the counts are unknown: say why rather than show a bare dash.
+  const why = status.countsUnavailable === null ? null : el('p', { class: 'error' }, status.countsUnavailable);
+  return [el('table', { class: 'status' }, el('tbody', {}, rows)), why];
 }
 
 /** @type {Renderer} */
