@@ -15,7 +15,7 @@ import {
   type Store,
 } from '../storage/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
-import { auditedChange, type ChangeDone } from './audited-change.ts';
+import { auditedChange, type ChangeDone } from '../audit/audited-change.ts';
 
 export interface PlanChoice {
   readonly plan: string;

@@ -9,7 +9,7 @@ import type {
   OperatorTokenStore,
   StoredOperatorToken,
 } from '../storage/store.ts';
-import { auditedChange, type ChangeDone } from './audited-change.ts';
+import { auditedChange, type ChangeDone } from '../audit/audited-change.ts';
 
 /**
  * Operator token format: `pso_` + 16 base62 characters (the id, stored as is and shown in listings)

@@ -4,6 +4,7 @@ import { ERROR_CODES } from '../../errors.ts';
 import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../domain/account-names.ts';
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES, AUDIT_VIAS } from '../../domain/audit.ts';
 import { PLANS } from '../../domain/plans.ts';
+import { KEY_SCOPES, scopesExplained } from '../../domain/scopes.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
 
 /**
@@ -16,6 +17,8 @@ import { usageHistorySchema } from '../../usage/usage-schemas.ts';
 export const ADMIN_ERROR_CODES = ERROR_CODES;
 export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
 
+/** A name as the documents' Markdown writes it. */
+const code = (name: string): string => `\`${name}\``;
 const Instant = (description: string) => Type.String({ format: 'date-time', description });
 const MaybeInstant = (description: string) => Type.Union([Instant(description), Type.Null()]);
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
@@ -48,8 +51,8 @@ export const KeySchema = Type.Object(
     lastUsedAt: MaybeInstant('Its last use, written back every few seconds; null: never used.'),
     bannedUntil: MaybeInstant('When its ban ends, while it is banned; null otherwise.'),
     scopes: KeyScopesSchema(
-      'What the key may do: `pets:read` (listPets, getPet), `pets:write` (createPet), `usage:read` ' +
-        '(GET /v1/usage and /v1/usage/history). Fixed when the key is issued.',
+      `What the key may do: ${scopesExplained(code)}. Each operation of the public API names the scope it ` +
+        'needs in its `security`. Fixed when the key is issued.',
     ),
     state: Type.Enum(KEY_STATES, {
       type: 'string',
@@ -457,8 +460,9 @@ export const NewKeyBody = Type.Object(
     ),
     scopes: Type.Optional(
       KeyScopesSchema(
-        'What the key may do, one or more of `pets:read`, `pets:write`, `usage:read`. Absent: all three. ' +
-          "A key's scopes never change: to change them, create a new key and revoke the old one.",
+        `What the key may do, one or more of ${KEY_SCOPES.map(code).join(', ')}. Absent: every scope, those ` +
+          "of later releases included. A key's scopes never change: to change them, create a new key and " +
+          'revoke the old one.',
         KEY_SCOPES_EXPECTATION,
       ),
     ),
