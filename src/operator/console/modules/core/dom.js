@@ -6,7 +6,10 @@
 
 import { LoggedOut, messageOf } from './admin-client.js';
 
-/** What renders a page of the console into its `main`. @typedef {(main: HTMLElement) => Promise<void>} Renderer */
+/**
+ * What renders a page of the console into its `main`.
+ * @typedef {(main: HTMLElement) => Promise<void>} Renderer
+ */
 
 /**
  * The page's element of that id and type: the shells (console-pages.ts) always have it.
