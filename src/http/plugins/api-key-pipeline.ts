@@ -14,7 +14,7 @@ import type {
 } from '../../ratelimit/rate-limit-policy.ts';
 import type { KeyPrincipal } from '../../storage/store.ts';
 import type { TalliedRequest } from '../../usage/usage-tally.ts';
-import { documentedPath } from '../openapi.ts';
+import { documentedPath } from '../document-paths.ts';
 import { sendError } from '../error-body.ts';
 
 declare module 'fastify' {
