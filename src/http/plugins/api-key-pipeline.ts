@@ -103,6 +103,7 @@ function admission(
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   return async (request, reply) => {
     const verification = verifyLocally(verifier, request) ?? (await lookUpKey(verifier, limits, request, reply));
+    // Refused before the lookup: its address is over its limit.
     if (verification === undefined) return;
     if (verification.ok) request.principal = verification.principal;
     if (limits !== undefined) {
