@@ -146,7 +146,8 @@ describeEachBackend('The operator listener while storage does not answer', (back
         assertStatus(bySession.response.json<Status>());
       }
       // The overview's own files load too: the same for every operator.
-      const script = /src="(\/console\/assets\/console\.js[^"]*)"/.exec((await overview(cookie)).text)?.[1];
+      const page = (await overview(cookie)).text;
+      const script = /<script type="module" src="(\/console\/assets\/[^"]+)"/.exec(page)?.[1];
       assert.ok(script, 'the overview links its script');
       assert.equal((await withCookie(script)).status, 200);
       t.diagnostic(`${backend.name}: slowest of 3 rounds (ms): ${JSON.stringify(figures)}`);
