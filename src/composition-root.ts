@@ -16,7 +16,7 @@ import { RateLimitPolicy } from './ratelimit/rate-limit-policy.ts';
 import type { RedisLimiter } from './ratelimit/redis-limiter.ts';
 import { logDestination } from './log-destination.ts';
 import { openStore } from './storage/open-store.ts';
-import type { Store } from './storage/store.ts';
+import type { Store } from './domain/store.ts';
 import { ReadinessMonitor, type ReadinessCheck } from './readiness.ts';
 import { LogThrottle } from './log-throttle.ts';
 import { UsageFlusher } from './usage/usage-flusher.ts';

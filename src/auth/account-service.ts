@@ -4,16 +4,11 @@ import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../domain/account-names
 import { auditTime, type AuditChange, type AuditContext, type AuditValues } from '../domain/audit.ts';
 import { limitsFor, PLANS, type Plan } from '../domain/plans.ts';
 import { checkScopes } from '../domain/scopes.ts';
-import {
-  type AccountKeyStats,
-  type AccountPageQuery,
-  type AccountRecord,
-  type ActiveBan,
-  type ApiKeyRecord,
-  type KeyPageQuery,
-  type AuditedTables,
-  type Store,
-} from '../storage/store.ts';
+import type { AccountKeyStats, AccountPageQuery, AccountRecord } from '../domain/accounts.ts';
+import type { AuditedTables } from '../domain/audit.ts';
+import type { ActiveBan } from '../domain/bans.ts';
+import type { ApiKeyRecord, KeyPageQuery } from '../domain/keys.ts';
+import type { Store } from '../domain/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
 import { auditedChange, type ChangeDone } from './audited-change.ts';
 

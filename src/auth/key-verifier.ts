@@ -1,7 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.ts';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
-import type { BackgroundWrite, KeyPrincipal, KeyStore } from '../storage/store.ts';
+import type { BackgroundWrite } from '../domain/background-write.ts';
+import type { KeyStore } from '../domain/keys.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
 
 export type RejectionReason =

@@ -1,7 +1,7 @@
 import type { Services } from '../composition-root.ts';
 import type { PlanLimits } from '../domain/plans.ts';
 import { accountQuota } from '../ratelimit/rate-limit-policy.ts';
-import type { AccountRecord } from '../storage/store.ts';
+import type { AccountRecord } from '../domain/accounts.ts';
 
 export interface WindowUsage {
   readonly name: string;

@@ -2,7 +2,9 @@ import type { DestinationStream } from 'pino';
 import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
 import { operatorTokenView, type CreatedOperatorToken } from '../auth/operator-tokens.ts';
 import { limitsFor } from '../domain/plans.ts';
-import type { AccountRecord, ApiKeyRecord, OperatorTokenRecord } from '../storage/store.ts';
+import type { AccountRecord } from '../domain/accounts.ts';
+import type { ApiKeyRecord } from '../domain/keys.ts';
+import type { OperatorTokenRecord } from '../domain/operator-tokens.ts';
 import type { AccountWindows } from './account-windows.ts';
 
 /** Where a command prints: results on stdout, failures on stderr; `json` picks the format of both. */

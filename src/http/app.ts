@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { HTTP_ERROR_CODES } from '../errors.ts';
 import type { PetService } from '../pets/pet-service.ts';
 import { sharedSchemas } from '../pets/pet-schemas.ts';
+import { ErrorSchema } from './error-schema.ts';
 import type { UsageService } from '../usage/usage-service.ts';
 import { buildHttpApp, type AppParts, type CoreOptions } from './core.ts';
 import { registerDocsPage } from './docs-page.ts';
@@ -53,7 +54,7 @@ export function publicCore(deps: AppDependencies): CoreOptions {
   return {
     logger: deps.logger,
     requestTimeoutMs: deps.config.requestTimeoutMs,
-    schemas: [...sharedSchemas, ...USAGE_SCHEMAS],
+    schemas: [...sharedSchemas, ErrorSchema, ...USAGE_SCHEMAS],
     errorCodes: HTTP_ERROR_CODES,
     onStorageUnavailable: () => deps.metrics.storageUnavailable.inc(),
     document: publicDocument(deps.config.publicBaseUrl),

@@ -13,7 +13,7 @@ import { clientAddressResolver } from '../net/client-address.ts';
 import { servedHostNames } from '../net/host-names.ts';
 import type { RateLimiter } from '../ratelimit/limiter.ts';
 import type { ReadinessMonitor } from '../readiness.ts';
-import type { Store } from '../storage/store.ts';
+import type { Store } from '../domain/store.ts';
 import type { UsageService } from '../usage/usage-service.ts';
 import { ADMIN_DOCUMENT } from './admin-openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
-import type { BanStore, KeyPrincipal } from '../storage/store.ts';
+import type { BanStore } from '../domain/bans.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
 import type {
   BanRule,
   BanSubject,

@@ -21,51 +21,50 @@ import type {
   PetsTable,
 } from './database-schema.ts';
 import { PET_COLUMNS, petRowOf, toPet, type PetRow } from './pet-columns.ts';
+import type { AccountKeyStats, AccountPageQuery, AccountRecord, AccountStore, NewAccount } from '../domain/accounts.ts';
 import type {
-  AccountKeyStats,
-  AccountPageQuery,
-  AccountRecord,
-  AccountStore,
-  ActiveBan,
-  ApiKeyRecord,
-  AuditedChange,
-  AuditedTables,
   AuditEntryRecord,
   AuditQuery,
   AuditStore,
-  BackgroundWrite,
-  BanStore,
+  AuditedChange,
+  AuditedTables,
+  NewAuditEntry,
+} from '../domain/audit.ts';
+import type { BackgroundWrite } from '../domain/background-write.ts';
+import type { ActiveBan, BanStore, RecordedBan } from '../domain/bans.ts';
+import type { ApiKeyRecord, KeyPageQuery, KeyStore, NewApiKey } from '../domain/keys.ts';
+import type {
+  NewOperatorSession,
+  OperatorSessionCutoffs,
+  OperatorSessionStore,
+  StoredOperatorSession,
+} from '../domain/operator-sessions.ts';
+import type {
+  NewOperatorToken,
+  OperatorTokenRecord,
+  OperatorTokenStore,
+  StoredOperatorToken,
+} from '../domain/operator-tokens.ts';
+import type {
   IdempotencyScope,
   IdempotencyStore,
   IdempotentCreate,
   IdempotentOutcome,
   IdempotentResponse,
-  KeyPageQuery,
-  KeyPrincipal,
-  KeyStore,
-  NewAccount,
-  NewApiKey,
-  NewOperatorSession,
-  NewOperatorToken,
-  OperatorSessionCutoffs,
-  OperatorSessionStore,
-  OperatorTokenRecord,
-  OperatorTokenStore,
   PetListQuery,
   PetStore,
-  RecordedBan,
-  Store,
-  StoredOperatorSession,
-  StoredOperatorToken,
+} from '../domain/pet-store.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
+import type { Store } from '../domain/store.ts';
+import type {
+  KeyCallsQuery,
   StoredAccountTotals,
   StoredKeyCalls,
   UsageBucket,
   UsageCount,
   UsageSeriesQuery,
   UsageStore,
-  KeyCallsQuery,
-  NewAuditEntry,
-} from './store.ts';
+} from '../domain/usage-counts.ts';
 import type { AuditValues, AuditVia } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { Plan } from '../domain/plans.ts';

@@ -16,7 +16,9 @@ import {
   WriterLock,
   type SqliteConnections,
 } from '../../src/storage/sqlite-connections.ts';
-import type { ApiKeyRecord, KeyPrincipal, KeyStore, Store } from '../../src/storage/store.ts';
+import type { ApiKeyRecord, KeyStore } from '../../src/domain/keys.ts';
+import type { KeyPrincipal } from '../../src/domain/principal.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { holdWriteLock } from '../support/sqlite-write-lock.ts';
 import { ALL_SCOPES } from '../../src/domain/scopes.ts';

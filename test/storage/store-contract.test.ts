@@ -4,7 +4,10 @@ import { ConflictError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import type { PetRecord, PetStatus } from '../../src/domain/pet.ts';
-import type { AccountRecord, ApiKeyRecord, AuditEntryRecord, NewAuditEntry, Store } from '../../src/storage/store.ts';
+import type { AccountRecord } from '../../src/domain/accounts.ts';
+import type { AuditEntryRecord, NewAuditEntry } from '../../src/domain/audit.ts';
+import type { ApiKeyRecord } from '../../src/domain/keys.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { backends, pgBouncerBackend } from '../support/backends.ts';
 
 /**

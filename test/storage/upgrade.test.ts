@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { generateApiKey, hashApiKey } from '../../src/auth/api-key.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import { openStore } from '../../src/storage/open-store.ts';
-import type { Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { backends } from '../support/backends.ts';
 import { POSTGRES_PAIR } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';

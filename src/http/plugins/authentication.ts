@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { AMBIGUOUS_CREDENTIALS, type KeyVerifier, type Verification } from '../../auth/key-verifier.ts';
-import type { KeyPrincipal } from '../../storage/store.ts';
+import type { KeyPrincipal } from '../../domain/principal.ts';
 import { sendError } from '../error-body.ts';
 import { refuseOutOfScope } from './key-scopes.ts';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
-import type { KeyPrincipal } from '../../storage/store.ts';
+import type { KeyPrincipal } from '../../domain/principal.ts';
 import { sendError } from '../error-body.ts';
 import { documentedPath } from '../openapi.ts';
 import { errorResponses } from '../openapi-responses.ts';

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import type { Clock } from '../../clock.ts';
 import type { UsageOperation, UsageOutcome } from '../../domain/usage.ts';
-import type { KeyPrincipal } from '../../storage/store.ts';
+import type { KeyPrincipal } from '../../domain/principal.ts';
 import type { TalliedRequest } from '../../usage/usage-tally.ts';
 
 export interface UsageTallyOptions {

@@ -1,6 +1,6 @@
 import type { WindowState } from '../../ratelimit/limiter.ts';
 import type { Standing } from '../../ratelimit/rate-limit-policy.ts';
-import type { KeyPrincipal } from '../../storage/store.ts';
+import type { KeyPrincipal } from '../../domain/principal.ts';
 import type { DeprecatedUsage } from '../../usage/usage-service.ts';
 import { deprecatedUsageView, isoOf } from '../../usage/usage-views.ts';
 import type { Usage } from './usage-schemas.ts';

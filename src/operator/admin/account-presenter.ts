@@ -4,7 +4,7 @@ import { limitsFor } from '../../domain/plans.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { RateLimiter } from '../../ratelimit/limiter.ts';
 import { accountQuota } from '../../ratelimit/rate-limit-policy.ts';
-import type { AccountKeyStats, AccountRecord } from '../../storage/store.ts';
+import type { AccountKeyStats, AccountRecord } from '../../domain/accounts.ts';
 import type { AdminAccount, AdminAccountDetail } from './admin-schemas.ts';
 import { iso, isoOrNull, keyElement } from './admin-views.ts';
 

@@ -5,7 +5,7 @@ import type { OperatorTokenService } from '../../auth/operator-tokens.ts';
 import type { Clock } from '../../clock.ts';
 import type { RateLimiter } from '../../ratelimit/limiter.ts';
 import type { ReadinessMonitor } from '../../readiness.ts';
-import type { Store } from '../../storage/store.ts';
+import type { Store } from '../../domain/store.ts';
 import type { UsageService } from '../../usage/usage-service.ts';
 import type { AuditService } from '../audit/audit-service.ts';
 import type { OperatorGate } from '../operator-auth.ts';

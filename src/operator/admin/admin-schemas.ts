@@ -5,6 +5,7 @@ import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../domain/account-na
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES, AUDIT_VIAS } from '../../domain/audit.ts';
 import { PLANS } from '../../domain/plans.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
+import { AdminErrorSchema } from '../../http/error-schema.ts';
 
 /**
  * The shapes of the admin API, written once: they validate requests, type the handlers and are the
@@ -20,20 +21,6 @@ const Instant = (description: string) => Type.String({ format: 'date-time', desc
 const MaybeInstant = (description: string) => Type.Union([Instant(description), Type.Null()]);
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
-export const AdminErrorSchema = Type.Object(
-  {
-    code: Type.Enum(ADMIN_ERROR_CODES, { type: 'string', description: 'Machine-readable error code.' }),
-    message: Type.String({ description: 'What was wrong, and where.' }),
-    status: Type.Integer({ description: 'The HTTP status code.' }),
-  },
-  {
-    $id: 'Error',
-    additionalProperties: false,
-    description:
-      'The Error body of the public API. Besides its codes: `conflict` (409, the name is taken) and ' +
-      '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin).',
-  },
-);
 export type AdminError = Static<typeof AdminErrorSchema>;
 
 export const KEY_STATES = ['active', 'revoked', 'expired', 'banned'] as const;

@@ -1,6 +1,6 @@
 import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType, type AuditVia } from '../../domain/audit.ts';
 import { ValidationError } from '../../errors.ts';
-import type { AuditEntryRecord, AuditQuery, AuditStore } from '../../storage/store.ts';
+import type { AuditEntryRecord, AuditQuery, AuditStore } from '../../domain/audit.ts';
 import { parseInstant } from '../../usage/instant.ts';
 import { afterAuditEntry, auditCursor } from '../admin/admin-cursors.ts';
 
