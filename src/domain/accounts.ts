@@ -1,4 +1,5 @@
 /** Accounts as storage keeps them, and the part of the storage seam that reads and writes them. */
+import type { StoredLimits } from './limit-windows.ts';
 import type { Plan } from './plans.ts';
 
 /** A page of accounts, oldest first (ascending id). */
@@ -13,22 +14,16 @@ export interface AccountPageQuery {
   readonly nameContains: string | undefined;
 }
 
-export interface AccountRecord {
+/** An account; its own limits, a field per window (StoredLimits), are only set on the enterprise plan. */
+export type AccountRecord = NewAccount & {
   readonly id: number;
-  readonly name: string;
-  readonly plan: Plan;
-  /** Only set for enterprise accounts. */
-  readonly perMinute: number | null;
-  readonly perDay: number | null;
   readonly createdAt: number;
-}
+};
 
-export interface NewAccount {
+export type NewAccount = StoredLimits & {
   readonly name: string;
   readonly plan: Plan;
-  readonly perMinute: number | null;
-  readonly perDay: number | null;
-}
+};
 
 export interface AccountStore {
   /** Throws ConflictError when the name is taken. */
@@ -38,12 +33,7 @@ export interface AccountStore {
   /** At most `limit` accounts in ascending id order. */
   page(query: AccountPageQuery): Promise<AccountRecord[]>;
   /** Returns the updated account, or undefined when no account has that name. */
-  setPlan(
-    name: string,
-    plan: Plan,
-    perMinute: number | null,
-    perDay: number | null,
-  ): Promise<AccountRecord | undefined>;
+  setPlan(name: string, plan: Plan, limits: StoredLimits): Promise<AccountRecord | undefined>;
   count(): Promise<number>;
   /**
    * What each account's keys add up to at `now`, by account id, in one query; accounts without keys

@@ -3,7 +3,14 @@ import { KEY_SCOPES_EXPECTATION, KeyScopesSchema } from '../../auth/key-scopes-s
 import { ERROR_CODES } from '../../errors.ts';
 import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../domain/account-names.ts';
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES, AUDIT_VIAS } from '../../domain/audit.ts';
-import { PLANS } from '../../domain/plans.ts';
+import {
+  byWindow,
+  listed,
+  type LimitWindows,
+  type WindowField,
+  type WindowLimits,
+} from '../../domain/limit-windows.ts';
+import { PLANS, type Plan } from '../../domain/plans.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
 import { AdminErrorSchema } from '../../http/error-schema.ts';
 
@@ -57,13 +64,19 @@ export const CreatedKeySchema = Type.Object(
 );
 export type AdminCreatedKey = Static<typeof CreatedKeySchema>;
 
-const LimitsSchema = Type.Object(
-  {
-    perMinute: Type.Integer({ minimum: 1, description: 'Requests per UTC minute.' }),
-    perDay: Type.Integer({ minimum: 1, description: 'Requests per UTC day.' }),
-  },
-  { additionalProperties: false, description: "The effective limits: the plan's, or on enterprise the account's own." },
-);
+/** A limit per window, by its field (`perMinute`), in the table's order. */
+const limitsSchema = (windows: LimitWindows) =>
+  Type.Unsafe<WindowLimits>(
+    Type.Object(
+      byWindow(windows, 'field', (window) =>
+        Type.Integer({ minimum: 1, description: `Requests per UTC ${window.name}.` }),
+      ),
+      {
+        additionalProperties: false,
+        description: "The effective limits: the plan's, or on enterprise the account's own.",
+      },
+    ),
+  );
 
 const TodaySchema = Type.Object(
   {
@@ -78,36 +91,38 @@ const TodaySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const accountFields = {
+const accountFields = (windows: LimitWindows) => ({
   name: Type.String({ description: "The account's unique name." }),
   plan: Type.Enum(PLANS, { type: 'string', description: 'The plan that sets the limits.' }),
-  limits: LimitsSchema,
+  limits: limitsSchema(windows),
   today: TodaySchema,
   lastUsedAt: MaybeInstant('The latest last use of any of its keys; null: none used.'),
   createdAt: Instant('When the account was created.'),
-};
+});
 
-export const AccountSchema = Type.Object(
-  {
-    ...accountFields,
-    keys: Type.Object(
-      {
-        total: Count('Every key, revoked and expired ones included.'),
-        active: Count('Keys neither revoked nor expired (a banned key counts: its ban ends).'),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { $id: 'Account', additionalProperties: false, description: 'An account, its limits and its keys counted.' },
-);
-export type AdminAccount = Static<typeof AccountSchema>;
+const accountSchema = (windows: LimitWindows) =>
+  Type.Object(
+    {
+      ...accountFields(windows),
+      keys: Type.Object(
+        {
+          total: Count('Every key, revoked and expired ones included.'),
+          active: Count('Keys neither revoked nor expired (a banned key counts: its ban ends).'),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { $id: 'Account', additionalProperties: false, description: 'An account, its limits and its keys counted.' },
+  );
+export type AdminAccount = Static<ReturnType<typeof accountSchema>>;
 export const AccountRef = Type.Unsafe<AdminAccount>(Type.Ref('Account'));
 
-export const AccountDetailSchema = Type.Object(
-  { ...accountFields, keys: Type.Array(KeyRef, { description: 'Its keys, oldest first.' }) },
-  { $id: 'AccountDetail', additionalProperties: false, description: 'An account, its limits and its keys.' },
-);
-export type AdminAccountDetail = Static<typeof AccountDetailSchema>;
+const accountDetailSchema = (windows: LimitWindows) =>
+  Type.Object(
+    { ...accountFields(windows), keys: Type.Array(KeyRef, { description: 'Its keys, oldest first.' }) },
+    { $id: 'AccountDetail', additionalProperties: false, description: 'An account, its limits and its keys.' },
+  );
+export type AdminAccountDetail = Static<ReturnType<typeof accountDetailSchema>>;
 
 const NextCursor = Type.Union([Type.String(), Type.Null()], {
   description: 'Pass it as `cursor`, with the same other parameters, for the next page; null on the last page.',
@@ -368,12 +383,13 @@ export const AuditTrailSchema = Type.Object(
 );
 export type AdminAuditTrail = Static<typeof AuditTrailSchema>;
 
-export const adminSharedSchemas = [
+/** The components of the admin document, the accounts' limits those of the table the service runs on. */
+export const adminSharedSchemas = (windows: LimitWindows): readonly object[] => [
   AdminErrorSchema,
   KeySchema,
   CreatedKeySchema,
-  AccountSchema,
-  AccountDetailSchema,
+  accountSchema(windows),
+  accountDetailSchema(windows),
   AccountsSchema,
   KeysSchema,
   BansSchema,
@@ -386,7 +402,7 @@ export const adminSharedSchemas = [
   OperatorTokensSchema,
   AuditEntrySchema,
   AuditTrailSchema,
-] as const;
+];
 
 /** The component each name refers to, as a `$ref` with its static type. */
 export const refs = {
@@ -410,29 +426,38 @@ export const refs = {
 
 const POSITIVE = 'a positive integer';
 
-const planFields = {
+/** A plan and, on enterprise, the account's own limit in each window, by its field. */
+const planFields = (windows: LimitWindows) => ({
   plan: Type.Enum(PLANS, {
     type: 'string',
     description: 'free, pro, business or enterprise.',
     'x-expectation': `one of ${PLANS.join(', ')}`,
   }),
-  perMinute: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Enterprise only, with perDay.', 'x-expectation': POSITIVE }),
-  ),
-  perDay: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Enterprise only, with perMinute.', 'x-expectation': POSITIVE }),
-  ),
-};
+  ...byWindow(windows, 'field', (window) => {
+    const others = windows.filter((other) => other !== window).map((other) => other.field);
+    const description = `Enterprise only, with ${listed(others)}.`;
+    return Type.Optional(Type.Integer({ minimum: 1, description, 'x-expectation': POSITIVE }));
+  }),
+});
 
-export const NewAccountBody = Type.Object(
-  {
-    name: Type.String({ description: `${ACCOUNT_NAME_RULE}.` }),
-    ...planFields,
-  },
-  { additionalProperties: false },
-);
+/** The limits a plan change or a new account may set, by field: every window of LIMIT_WINDOWS, and a given table's. */
+type LimitChoice = { readonly [F in WindowField]?: number } & { readonly [field: string]: unknown };
 
-export const PlanChangeBody = Type.Object(planFields, { additionalProperties: false });
+export type AdminPlanChange = { readonly plan: Plan } & LimitChoice;
+export type AdminNewAccount = { readonly name: string } & AdminPlanChange;
+
+/** The bodies of the plan's operations, with the windows of the table the service runs on. */
+export function planBodies(windows: LimitWindows) {
+  return {
+    newAccount: Type.Unsafe<AdminNewAccount>(
+      Type.Object(
+        { name: Type.String({ description: `${ACCOUNT_NAME_RULE}.` }), ...planFields(windows) },
+        { additionalProperties: false },
+      ),
+    ),
+    planChange: Type.Unsafe<AdminPlanChange>(Type.Object(planFields(windows), { additionalProperties: false })),
+  };
+}
 
 export const NewKeyBody = Type.Object(
   {
@@ -560,8 +585,6 @@ export const AccountsQuery = Type.Object({
 export const KeysQuery = Type.Object(pageFields);
 
 /** The request bodies as the console sends them. */
-export type AdminNewAccount = Static<typeof NewAccountBody>;
-export type AdminPlanChange = Static<typeof PlanChangeBody>;
 export type AdminNewKey = Static<typeof NewKeyBody>;
 
 export const AUDIT_LIMIT = { minimum: 1, maximum: 200, default: 50 } as const;
