@@ -144,7 +144,7 @@ describeEachBackend('requests on both listeners', (backend) => {
       await request(app.operator, '/admin/v1/audit?q=x', { key: app.token }),
       400,
       'invalid_query',
-      "unknown query parameter 'q'; this operation takes actor, target, action, from, to, limit, cursor",
+      "unknown query parameter 'q'; this operation takes actor, target, action, via, from, to, limit, cursor",
     );
     assertError(
       await request(app.operator, '/admin/v1/status?constructor=1', { key: app.token }),

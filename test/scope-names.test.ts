@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ValidationError } from '../src/errors.ts';
-import { ALL_SCOPES, checkScopes, scopesFromText, scopesToText } from '../src/domain/scopes.ts';
+import {
+  ALL_SCOPES,
+  checkScopes,
+  KEY_SCOPES,
+  scopeReader,
+  scopesFromText,
+  scopesToText,
+} from '../src/domain/scopes.ts';
 
 describe('scope names', () => {
   it('are checked into the canonical order', () => {
@@ -39,5 +46,27 @@ describe('scope names', () => {
 
   it("drop a stored name this release does not know, a later release's, instead of failing the key", () => {
     assert.deepEqual(scopesFromText('pets:read pets:delete'), ['pets:read']);
+  });
+
+  it('store a key issued without a choice as every scope, and one given all of them by name as those names', () => {
+    assert.equal(scopesToText(undefined), 'all pets:read pets:write usage:read');
+    assert.equal(scopesToText(ALL_SCOPES), 'pets:read pets:write usage:read');
+    assert.equal(scopesFromText(scopesToText(undefined)), ALL_SCOPES, 'the shared list of every scope');
+    assert.equal(scopesFromText(scopesToText(ALL_SCOPES)), ALL_SCOPES);
+  });
+
+  it('read as every scope the reading release knows, one added later included', () => {
+    const later = scopeReader([...KEY_SCOPES, 'pets:delete']);
+    assert.deepEqual(later(scopesToText(undefined)), [...KEY_SCOPES, 'pets:delete']);
+    assert.deepEqual(later(scopesToText(ALL_SCOPES)), KEY_SCOPES, 'named scopes stay those named');
+    assert.deepEqual(later('pets:read usage:read'), ['pets:read', 'usage:read']);
+    assert.equal(later('usage:read pets:delete'), later('pets:delete usage:read'), 'one shared list per combination');
+    assert.ok(Object.isFrozen(later(scopesToText(undefined))));
+  });
+
+  it('marked as every scope, read as the three of release 1.3.0 by a reader that does not know the marker', () => {
+    // Release 1.3.0 kept the names it knew and dropped the others.
+    const releaseOneThree = (text: string) => KEY_SCOPES.filter((scope) => text.split(' ').includes(scope));
+    assert.deepEqual(releaseOneThree(scopesToText(undefined)), KEY_SCOPES);
   });
 });

@@ -20,7 +20,7 @@ import type { ActiveBan } from '../domain/bans.ts';
 import type { ApiKeyRecord, KeyPageQuery } from '../domain/keys.ts';
 import type { Store } from '../domain/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
-import { auditedChange, type ChangeDone } from './audited-change.ts';
+import { auditedChange, type ChangeDone } from '../audit/audited-change.ts';
 
 /**
  * A plan and, on enterprise, the account's own limit in each window, by its field (`perMinute`;

@@ -165,7 +165,7 @@ export class KeyVerifier {
   }
 
   /**
-   * Writes last-used times back as a background write (BackgroundWrite in src/storage/store.ts): on
+   * Writes last-used times back as a background write (BackgroundWrite in src/domain/background-write.ts): on
    * each tick only if storage takes it at once, so no request ever waits for it. A batch that was
    * not written is kept for the next try.
    */

@@ -5,7 +5,7 @@ import { NotFoundError, ValidationError } from '../errors.ts';
 import type { AuditStore } from '../domain/audit.ts';
 import type { OperatorSessionStore } from '../domain/operator-sessions.ts';
 import type { OperatorTokenRecord, OperatorTokenStore, StoredOperatorToken } from '../domain/operator-tokens.ts';
-import { auditedChange, type ChangeDone } from './audited-change.ts';
+import { auditedChange, type ChangeDone } from '../audit/audited-change.ts';
 
 /**
  * Operator token format: `pso_` + 16 base62 characters (the id, stored as is and shown in listings)

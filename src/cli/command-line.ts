@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { LIMIT_WINDOWS, listed, type LimitWindows } from '../domain/limit-windows.ts';
-import { KEY_SCOPES } from '../domain/scopes.ts';
+import { KEY_SCOPES, SCOPE_MEANINGS } from '../domain/scopes.ts';
 import { nearest } from './suggest.ts';
 
 /** Bad arguments (exit 2); `code` is what --json reports. */
@@ -167,12 +167,18 @@ function enterpriseNeeds(windows: LimitWindows): string {
 export const COMMAND_SPECS = commandSpecs(LIMIT_WINDOWS);
 
 const DESCRIPTION_COLUMN = 48;
+/** Where what a scope allows begins in the notes: after the longest name. */
+const SCOPE_COLUMN = Math.max(...KEY_SCOPES.map((scope) => scope.length)) + 2;
+
+/** Each scope on a line of its own, with what it lets a key do (src/domain/scopes.ts). */
+const SCOPE_LINES = KEY_SCOPES.map((scope) => `  ${scope.padEnd(SCOPE_COLUMN)}${SCOPE_MEANINGS[scope]}`).join('\n');
 
 function notes(windows: LimitWindows): string {
   return `plans: free, pro, business, enterprise (enterprise needs ${enterpriseNeeds(windows)})
 DURATION: 90s, 15m, 12h, 30d, 2w
-SCOPES: comma-separated, all three when --scopes is left out: pets:read (list and get pets),
-  pets:write (create pets), usage:read (GET /v1/usage and /v1/usage/history); a key's scopes
+SCOPES: one or more of these, comma-separated:
+${SCOPE_LINES}
+  without --scopes a key holds every scope, those of later releases included; a key's scopes
   never change: to change them, create a new key and revoke the old one
 --json: one line of JSON instead of text, failures included; help --json lists the commands
 configuration comes from the environment (DATABASE_URL, …), as for the server

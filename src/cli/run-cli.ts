@@ -20,7 +20,7 @@ import {
   processOutput,
   type Output,
 } from './output.ts';
-import { cliAuditContext } from '../operator/audit/audit-actors.ts';
+import { cliAuditContext } from '../audit/audit-actors.ts';
 import { petstoreVersion } from '../version.ts';
 
 /**

@@ -31,7 +31,7 @@ export interface NewApiKey {
   /** SHA-256 of the plaintext key; the plaintext is never stored. */
   readonly hash: string;
   readonly expiresAt: number | null;
-  /** What the key may do; every scope when absent (ALL_SCOPES). */
+  /** What the key may do; absent, every scope, those of later releases included (EVERY_SCOPE_MARKER). */
   readonly scopes?: readonly KeyScope[];
 }
 

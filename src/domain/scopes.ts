@@ -2,13 +2,26 @@ import { ValidationError } from '../errors.ts';
 
 /**
  * What a key may do. Each route of the public API names the one scope it needs in its config
- * (src/http/route-facts.ts); a key holds a fixed set of them, chosen when it is issued.
+ * (src/http/route-facts.ts); a key holds a fixed set of them, chosen when it is issued. A name is
+ * `<resource>:<verb>`, so none is ever the stored marker of every scope (EVERY_SCOPE_MARKER).
  */
 export const KEY_SCOPES = ['pets:read', 'pets:write', 'usage:read'] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
-/** What a key issued without a choice holds, and what every key issued before scopes existed holds. */
-export const ALL_SCOPES: readonly KeyScope[] = Object.freeze([...KEY_SCOPES]);
+/**
+ * What each scope lets a key do, as the CLI's help, both OpenAPI documents and the docs' tables say
+ * it (test/scope-names.test.ts holds the docs to it). Which operations need it follows from the routes.
+ */
+export const SCOPE_MEANINGS: Readonly<Record<KeyScope, string>> = Object.freeze({
+  'pets:read': 'read pets',
+  'pets:write': 'add pets',
+  'usage:read': "read the account's usage",
+});
+
+/** Every scope with what it lets a key do: `pets:read (read pets), …`, each name passed through `name`. */
+export function scopesExplained(name: (scope: KeyScope) => string = (scope) => scope): string {
+  return KEY_SCOPES.map((scope) => `${name(scope)} (${SCOPE_MEANINGS[scope]})`).join(', ');
+}
 
 /** A refused list of scopes; the message names every valid scope. */
 function invalidScopes(detail: string): ValidationError {
@@ -43,25 +56,46 @@ export function checkScopes(names: readonly string[]): readonly KeyScope[] {
   return Object.freeze(KEY_SCOPES.filter((scope) => names.includes(scope)));
 }
 
-/** How a key's scopes are stored: space-separated, as OAuth writes a `scope` (RFC 6749 section 3.3). */
-export function scopesToText(scopes: readonly KeyScope[]): string {
-  return scopes.join(' ');
+/**
+ * The first word of the stored text of a key issued without a choice of scopes: it holds every
+ * scope of the release that reads it, those added after it was issued included.
+ */
+export const EVERY_SCOPE_MARKER = 'all';
+
+/**
+ * How a key's scopes are stored: space-separated, as OAuth writes a `scope` (RFC 6749 section 3.3).
+ * Every scope (`undefined`, no choice made) is the marker followed by this release's scopes: a
+ * release that does not know the marker (1.3.0, during a rolling upgrade) drops it as an unknown
+ * name and reads the scopes after it, which were every scope it knew.
+ */
+export function scopesToText(scopes: readonly KeyScope[] | undefined): string {
+  return scopes === undefined ? [EVERY_SCOPE_MARKER, ...KEY_SCOPES].join(' ') : scopes.join(' ');
 }
 
 /**
- * A stored scope text read back. Only this service writes it, so an unknown name is a newer
- * release's scope that this one cannot grant: it is dropped rather than failing the key's every call.
+ * How a release that knows the scopes `known` reads stored scope texts: the marker as every one of
+ * them, any other text as the known names it holds. Only this service writes the texts, so an
+ * unknown name is a newer release's scope that this one cannot grant: it is dropped rather than
+ * failing the key's every call. The lists read are frozen, in the order of `known`, and shared: one
+ * per combination, so every cached principal of a combination points at the same one.
  */
-export function scopesFromText(text: string): readonly KeyScope[] {
-  const names = text.split(' ');
-  const held = KEY_SCOPES.filter((scope) => names.includes(scope));
-  // One shared list per combination: every cached principal of a combination points at the same one.
-  return SCOPE_SETS.get(held.join(' ')) ?? Object.freeze(held);
+export function scopeReader<S extends string>(known: readonly S[]): (text: string) => readonly S[] {
+  const combinations = new Map(
+    known
+      .reduce<S[][]>((sets, scope) => [...sets, ...sets.map((set) => [...set, scope])], [[]])
+      .map((set) => [set.join(' '), Object.freeze(set)] as const),
+  );
+  const every = combinations.get(known.join(' ')) as readonly S[];
+  return (text) => {
+    const names = text.split(' ');
+    if (names[0] === EVERY_SCOPE_MARKER) return every;
+    const held = known.filter((scope) => names.includes(scope));
+    return combinations.get(held.join(' ')) ?? Object.freeze(held);
+  };
 }
 
-/** Every combination of scopes, each a frozen list in canonical order, by its stored text. */
-const SCOPE_SETS: ReadonlyMap<string, readonly KeyScope[]> = new Map(
-  KEY_SCOPES.reduce<KeyScope[][]>((sets, scope) => [...sets, ...sets.map((set) => [...set, scope])], [[]]).map(
-    (set) => [set.join(' '), Object.freeze(set)],
-  ),
-);
+/** A stored scope text read back by this release (scopeReader). */
+export const scopesFromText: (text: string) => readonly KeyScope[] = scopeReader(KEY_SCOPES);
+
+/** Every scope of this release, as a key issued without a choice holds them: the shared list of that combination. */
+export const ALL_SCOPES: readonly KeyScope[] = scopesFromText(EVERY_SCOPE_MARKER);

@@ -19,7 +19,7 @@ import { ADMIN_DOCUMENT } from './admin-openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { adminSharedSchemas } from './admin/admin-schemas.ts';
 import type { AccountQuotas } from '../ratelimit/account-quotas.ts';
-import { AuditService } from './audit/audit-service.ts';
+import { AuditService } from '../audit/audit-service.ts';
 import { consoleRoutes } from './console/console-routes.ts';
 import { listenerEdges } from './listener-edges.ts';
 import { cachedRender, metricsRoute } from './metrics-route.ts';

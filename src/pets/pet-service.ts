@@ -53,10 +53,11 @@ const RETRY_WITH_THE_SAME_KEY =
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Pets never change once created (v1 has no update or delete) and ids are assigned, and become
- * visible, in increasing order on every backend. So a pet, and a page that was full when read
- * (more pets followed it), are the same forever, on every instance: both are cached. The last,
- * partial page is always read from storage, so new pets appear at once.
+ * Pets never change once created (v1 has no update or delete; docs/architecture.md says what one
+ * would have to do to these caches) and ids are assigned, and become visible, in increasing order
+ * on every backend. So a pet, and a page that was full when read (more pets followed it), are the
+ * same forever, on every instance: both are cached. The last, partial page is always read from
+ * storage, so new pets appear at once.
  */
 export interface PetCacheOptions {
   /**

@@ -184,6 +184,16 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
     await sql`UPDATE audit_entries SET via = 'cli' WHERE actor_kind = 'cli'`.execute(db);
     await db.schema.createIndex('audit_entries_via').on('audit_entries').columns(['via', 'at']).execute();
   },
+  '0009-every-scope-marker': async (db) => {
+    // A key that holds every scope of release 1.3.0 holds every scope, those added later included: it is
+    // marked so (src/domain/scopes.ts). Keys issued without a choice, and those issued before scopes existed,
+    // cannot be told apart from those an operator gave all three by name; all of them are marked. The texts
+    // are written out: they are what release 1.3.0 stored, whatever the scopes of a later release. The
+    // marker is followed by those three, which an instance of 1.3.0, still running during a rolling
+    // upgrade, reads as before.
+    await sql`UPDATE api_keys SET scopes = 'all pets:read pets:write usage:read'
+              WHERE scopes = 'pets:read pets:write usage:read'`.execute(db);
+  },
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();

@@ -70,7 +70,7 @@ import type { AuditValues, AuditVia } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { StoredLimits } from '../domain/limit-windows.ts';
 import type { Plan } from '../domain/plans.ts';
-import { ALL_SCOPES, scopesFromText, scopesToText } from '../domain/scopes.ts';
+import { scopesFromText, scopesToText } from '../domain/scopes.ts';
 import { REFUSAL_OUTCOMES } from '../domain/usage.ts';
 
 /**
@@ -537,7 +537,7 @@ class SqlKeys extends SqlTable implements KeyStore {
         hash: key.hash,
         created_at: now,
         expires_at: key.expiresAt,
-        scopes: scopesToText(key.scopes ?? ALL_SCOPES),
+        scopes: scopesToText(key.scopes),
       })
       .returning(['id', 'account_id', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'scopes']);
     try {

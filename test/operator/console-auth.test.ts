@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { consoleModulePath, loadConsoleAssets } from '../../src/operator/console/console-assets.ts';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../src/operator/console/console-routes.ts';
 import { assertError, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
@@ -9,12 +10,16 @@ import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
  * or a session (in the cookie) and show nothing without one; only the login page and its files are
  * open. A browser opening a page without a session is sent to the login page instead.
  */
+const MODULES = loadConsoleAssets().modules;
+/** The console's entry module, where this release serves it. */
+const ENTRY_MODULE = consoleModulePath(MODULES, 'console.js');
 const GUARDED = [
   '/console',
   '/console/accounts',
   '/console/accounts/some-shop',
   '/console/deprecated',
-  '/console/assets/console.js',
+  ENTRY_MODULE,
+  consoleModulePath(MODULES, 'core/admin-client.js'),
   '/console/assets/uplot.js',
   '/console/assets/console.css',
 ];
@@ -131,7 +136,7 @@ describe('the console behind the operator token', () => {
       ['/console/accounts', { headers: { accept: 'text/html;q=0, application/json' } }],
       ['/console/accounts', {}],
       // Files and the admin API, even from a browser.
-      ['/console/assets/console.js', { headers: { accept: 'text/html' } }],
+      [ENTRY_MODULE, { headers: { accept: 'text/html' } }],
       ['/admin/v1/status', { headers: { accept: 'text/html' } }],
       ['/admin/v1/accounts', { method: 'POST', json: { name: 'x', plan: 'free' }, headers: { accept: 'text/html' } }],
       ['/console/accounts', { method: 'DELETE', headers: { accept: 'text/html' } }],

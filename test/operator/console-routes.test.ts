@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -57,11 +57,66 @@ describe('the console routes', () => {
       for (const [, link = ''] of links) {
         const answer = await fetch(`${url}${link}`);
         assert.equal(answer.status, 200, link);
+        // A module's version is its release, in its path (the next test); every other file's is its `v`.
+        if (link.startsWith('/console/assets/modules/')) continue;
         const version = new URL(link, url).searchParams.get('v');
         // The tag of the bytes sent: the version, with the coding when compressed.
         assert.match(answer.headers.get('etag') ?? '', new RegExp(`^"${version}(-br|-gzip)?"$`), link);
       }
     }
+  });
+
+  it('load the console as one module importing the others, of one release, as in the source tree', async () => {
+    const sources = new URL('../../src/operator/console/modules/', import.meta.url);
+    const inTree = readdirSync(sources, { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.js'));
+    for (const page of PAGES.filter((path) => path !== '/console/login')) {
+      const html = await (await fetch(`${url}${page}`)).text();
+      const entries = [...html.matchAll(/<script type="module" src="([^"]+)"><\/script>/g)].map(([, src]) => src);
+      assert.equal(entries.length, 1, `${page} runs one module`);
+      const entry = new URL(entries[0] ?? '', url);
+      const release = /^\/console\/assets\/modules\/([A-Za-z0-9_-]{27})\/console\.js$/.exec(entry.pathname)?.[1];
+      assert.ok(release !== undefined, `${page} runs console.js of a release: ${entry.pathname}`);
+      const base = new URL(`/console/assets/modules/${release}/`, url);
+      // Every module the entry imports, and those they import, fetched as the browser resolves them.
+      const reached = new Set<string>();
+      const pending = [entry];
+      for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+        const path = next.pathname.slice(base.pathname.length);
+        if (reached.has(path)) continue;
+        reached.add(path);
+        const answer = await fetch(next);
+        assert.equal(answer.status, 200, next.pathname);
+        assert.equal(answer.headers.get('content-type'), 'application/javascript; charset=utf-8');
+        assert.equal(answer.headers.get('cache-control'), 'private, max-age=300');
+        assertSecurityHeaders(answer.headers);
+        assert.match(answer.headers.get('etag') ?? '', /^"[A-Za-z0-9_-]{27}(-br|-gzip)?"$/);
+        const text = await answer.text();
+        assert.equal(text, readFileSync(new URL(path, sources), 'utf8'), path);
+        for (const [, imported = ''] of text.matchAll(/^import [^;]*?'(\.{1,2}\/[^']+)';$/gm)) {
+          const resolved = new URL(imported, next);
+          assert.ok(resolved.pathname.startsWith(base.pathname), `${path} imports ${imported} within its release`);
+          pending.push(resolved);
+        }
+      }
+      assert.deepEqual([...reached].sort(), [...inTree].sort(), `${page}: every module, and nothing else`);
+      // Preloaded, so that the browser fetches them at once rather than import by import.
+      const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map(([, href]) => href);
+      assert.deepEqual(
+        preloaded.sort(),
+        [...reached]
+          .filter((path) => path !== 'console.js')
+          .map((path) => `${base.pathname}${path}`)
+          .sort(),
+      );
+    }
+  });
+
+  it('serve no module of another release', async () => {
+    const html = await (await fetch(`${url}/console`)).text();
+    const entry = /<script type="module" src="([^"]+)">/.exec(html)?.[1] ?? '';
+    const other = entry.replace(/\/modules\/[^/]+\//, `/modules/${'A'.repeat(27)}/`);
+    assert.notEqual(other, entry);
+    assert.equal((await fetch(`${url}${other}`)).status, 404);
   });
 
   it('log in with a form that posts nothing in an address and keeps only the login files open', async () => {
@@ -96,7 +151,6 @@ describe('the console routes', () => {
 
   it('serves its own script and styles as they are in the source tree', async () => {
     const files = [
-      ['/console/assets/console.js', 'console.js', 'application/javascript; charset=utf-8'],
       ['/console/assets/console.css', 'console.css', 'text/css; charset=utf-8'],
       ['/console/login/assets/login.js', 'login.js', 'application/javascript; charset=utf-8'],
       ['/console/login/assets/console.css', 'console.css', 'text/css; charset=utf-8'],
@@ -111,10 +165,22 @@ describe('the console routes', () => {
   });
 
   it('never writes data into the page as markup', () => {
-    const script = readFileSync(new URL('../../src/operator/console/console.js', import.meta.url), 'utf8');
-    const login = readFileSync(new URL('../../src/operator/console/login.js', import.meta.url), 'utf8');
-    for (const source of [script, login]) {
-      assert.doesNotMatch(source, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
+    const console = new URL('../../src/operator/console/', import.meta.url);
+    const scripts = readdirSync(console, { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.js'));
+    assert.ok(scripts.includes('login.js') && scripts.includes('modules/console.js'), scripts.join(', '));
+    for (const path of scripts) {
+      const source = readFileSync(new URL(path, console), 'utf8');
+      assert.doesNotMatch(source, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/, path);
+    }
+  });
+
+  it('keep every script of the console under 400 lines', () => {
+    const console = new URL('../../src/operator/console/', import.meta.url);
+    for (const path of readdirSync(console, { recursive: true, encoding: 'utf8' }).filter((name) =>
+      name.endsWith('.js'),
+    )) {
+      const lines = readFileSync(new URL(path, console), 'utf8').split('\n').length - 1;
+      assert.ok(lines <= 400, `${path}: ${lines} lines`);
     }
   });
 });

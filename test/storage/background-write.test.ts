@@ -24,7 +24,7 @@ import { holdWriteLock } from '../support/sqlite-write-lock.ts';
 import { ALL_SCOPES } from '../../src/domain/scopes.ts';
 
 /**
- * Background writes (BackgroundWrite in src/storage/store.ts), with the keys' last-used write-back
+ * Background writes (BackgroundWrite in src/domain/background-write.ts), with the keys' last-used write-back
  * as the one there is: they never wait for a lock, so nothing waits behind them, and a batch they
  * could not write is kept, never losing a newer time.
  */

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
+import { Client } from 'pg';
 import { generateApiKey, hashApiKey } from '../../src/auth/api-key.ts';
+import { KEY_SCOPES, scopeReader } from '../../src/domain/scopes.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { Store } from '../../src/domain/store.ts';
-import { backends } from '../support/backends.ts';
+import { backends, type Backend } from '../support/backends.ts';
 import { POSTGRES_PAIR } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';
 import { SQLITE_PAIR, startTestApp } from '../support/test-app.ts';
@@ -45,6 +48,29 @@ const RELEASE_ONE_DATA = `
   INSERT INTO idempotency_keys (account_id, key, fingerprint, created_at, status_code, body)
     VALUES (2, 'idem-1', 'fp-1', ${NOW}, 201, '{"id":1}');
 `;
+
+/** The stored text of each key's scopes, by key id, read past the Store API. */
+async function storedScopes(backend: Backend, databaseUrl: string): Promise<Map<string, string>> {
+  const query = 'SELECT id, scopes FROM api_keys';
+  let rows: Array<{ id: string; scopes: string }>;
+  if (backend.name === 'sqlite') {
+    const database = new DatabaseSync(databaseUrl.slice('sqlite:'.length), { readOnly: true });
+    try {
+      rows = database.prepare(query).all() as Array<{ id: string; scopes: string }>;
+    } finally {
+      database.close();
+    }
+  } else {
+    const client = new Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      rows = (await client.query<{ id: string; scopes: string }>(query)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+  return new Map(rows.map((row) => [row.id, row.scopes]));
+}
 
 function open(databaseUrl: string): Promise<Store> {
   return openStore({ databaseUrl, pgPoolSize: 4, storageTimeoutMs: 5000 });
@@ -251,6 +277,56 @@ for (const backend of await backends()) {
       const counted = async (via: 'console' | 'api' | 'cli'): Promise<number> =>
         (await released.audit.list({ via, limit: 10 })).length;
       assert.deepEqual([await counted('console'), await counted('api'), await counted('cli')], [0, 2, 2]);
+    });
+
+    it('keys of a 1.3.0 database that hold every scope keep every scope, one added later included', async () => {
+      const url = await backend.freshDatabaseUrl();
+      const store = await openTracked(url);
+      assert.equal(await store.migrate(RELEASE_1_3_0_LAST_MIGRATION), 7);
+      const account = await store.accounts.create({ name: 'old', plan: 'free', perMinute: null, perDay: null }, NOW);
+      // As release 1.3.0 stored them: every scope by name (issued without a choice, or with all three), or some.
+      const released = { every: 'pets:read pets:write usage:read', some: 'usage:read pets:read', one: 'pets:write' };
+      await backend.execute(
+        url,
+        Object.entries(released)
+          .map(
+            ([id, scopes]) => `INSERT INTO api_keys (id, account_id, hash, created_at, expires_at, scopes)
+               VALUES ('${id}', ${account.id}, 'hash-${id}', ${NOW}, NULL, '${scopes}');`,
+          )
+          .join(''),
+      );
+      await store.migrate();
+      // Keys issued by this release: without a choice, and with every scope named.
+      await store.keys.create({ id: 'unchosen', accountId: account.id, hash: 'hash-unchosen', expiresAt: null }, NOW);
+      const named = { id: 'named', accountId: account.id, hash: 'hash-named', expiresAt: null, scopes: KEY_SCOPES };
+      await store.keys.create(named, NOW);
+
+      const stored = await storedScopes(backend, url);
+      const marked = 'all pets:read pets:write usage:read';
+      assert.deepEqual(
+        stored,
+        new Map([
+          ['every', marked],
+          ['some', 'usage:read pets:read'],
+          ['one', 'pets:write'],
+          ['unchosen', marked],
+          ['named', 'pets:read pets:write usage:read'],
+        ]),
+      );
+      // This release reads every key as it did: the views show the scopes a key holds.
+      const read = new Map((await store.keys.listForAccount(account.id)).map((key) => [key.id, key.scopes]));
+      assert.deepEqual(read.get('every'), EVERY_SCOPE);
+      assert.deepEqual(read.get('unchosen'), EVERY_SCOPE);
+      assert.deepEqual(read.get('named'), EVERY_SCOPE);
+      assert.deepEqual(read.get('some'), ['pets:read', 'usage:read']);
+      assert.deepEqual((await store.keys.findPrincipalByHash('hash-every'))?.scopes, EVERY_SCOPE);
+      // A release with a fourth scope reads the same texts: the marked keys hold it, the others do not.
+      const later = scopeReader([...KEY_SCOPES, 'pets:delete']);
+      const laterScopes = new Map([...stored].map(([id, text]) => [id, later(text)]));
+      assert.deepEqual(laterScopes.get('every'), [...EVERY_SCOPE, 'pets:delete']);
+      assert.deepEqual(laterScopes.get('unchosen'), [...EVERY_SCOPE, 'pets:delete']);
+      assert.deepEqual(laterScopes.get('named'), EVERY_SCOPE);
+      assert.deepEqual(laterScopes.get('one'), ['pets:write']);
     });
 
     it('refuses to migrate through a migration that does not exist, naming those that do', async () => {

@@ -8,7 +8,7 @@ import type { RateLimiter } from '../../ratelimit/limiter.ts';
 import type { ReadinessMonitor } from '../../readiness.ts';
 import type { Store } from '../../domain/store.ts';
 import type { UsageService } from '../../usage/usage-service.ts';
-import type { AuditService } from '../audit/audit-service.ts';
+import type { AuditService } from '../../audit/audit-service.ts';
 import type { OperatorGate } from '../operator-auth.ts';
 import { accountUsageRoutes } from './account-usage.ts';
 import { accountRoutes } from './accounts.ts';

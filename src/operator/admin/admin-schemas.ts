@@ -6,11 +6,13 @@ import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES, AUDIT_VIAS } from '../../domain/audi
 import {
   byWindow,
   listed,
+  LIMIT_WINDOWS,
   type LimitWindows,
   type WindowField,
   type WindowLimits,
 } from '../../domain/limit-windows.ts';
 import { PLANS, type Plan } from '../../domain/plans.ts';
+import { KEY_SCOPES, scopesExplained } from '../../domain/scopes.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
 import { AdminErrorSchema } from '../../http/error-schema.ts';
 
@@ -24,6 +26,8 @@ import { AdminErrorSchema } from '../../http/error-schema.ts';
 export const ADMIN_ERROR_CODES = ERROR_CODES;
 export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
 
+/** A name as the documents' Markdown writes it. */
+const code = (name: string): string => `\`${name}\``;
 const Instant = (description: string) => Type.String({ format: 'date-time', description });
 const MaybeInstant = (description: string) => Type.Union([Instant(description), Type.Null()]);
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
@@ -42,8 +46,8 @@ export const KeySchema = Type.Object(
     lastUsedAt: MaybeInstant('Its last use, written back every few seconds; null: never used.'),
     bannedUntil: MaybeInstant('When its ban ends, while it is banned; null otherwise.'),
     scopes: KeyScopesSchema(
-      'What the key may do: `pets:read` (listPets, getPet), `pets:write` (createPet), `usage:read` ' +
-        '(GET /v1/usage and /v1/usage/history). Fixed when the key is issued.',
+      `What the key may do: ${scopesExplained(code)}. Each operation of the public API names the scope it ` +
+        'needs in its `security`. Fixed when the key is issued.',
     ),
     state: Type.Enum(KEY_STATES, {
       type: 'string',
@@ -114,7 +118,9 @@ const accountSchema = (windows: LimitWindows) =>
     },
     { $id: 'Account', additionalProperties: false, description: 'An account, its limits and its keys counted.' },
   );
-export type AdminAccount = Static<ReturnType<typeof accountSchema>>;
+/** The schemas of LIMIT_WINDOWS' table: what the handlers and the console are typed by. */
+export const AccountSchema = accountSchema(LIMIT_WINDOWS);
+export type AdminAccount = Static<typeof AccountSchema>;
 export const AccountRef = Type.Unsafe<AdminAccount>(Type.Ref('Account'));
 
 const accountDetailSchema = (windows: LimitWindows) =>
@@ -122,7 +128,8 @@ const accountDetailSchema = (windows: LimitWindows) =>
     { ...accountFields(windows), keys: Type.Array(KeyRef, { description: 'Its keys, oldest first.' }) },
     { $id: 'AccountDetail', additionalProperties: false, description: 'An account, its limits and its keys.' },
   );
-export type AdminAccountDetail = Static<ReturnType<typeof accountDetailSchema>>;
+export const AccountDetailSchema = accountDetailSchema(LIMIT_WINDOWS);
+export type AdminAccountDetail = Static<typeof AccountDetailSchema>;
 
 const NextCursor = Type.Union([Type.String(), Type.Null()], {
   description: 'Pass it as `cursor`, with the same other parameters, for the next page; null on the last page.',
@@ -459,6 +466,9 @@ export function planBodies(windows: LimitWindows) {
   };
 }
 
+/** The bodies of LIMIT_WINDOWS' table, for types. */
+export const { newAccount: NewAccountBody, planChange: PlanChangeBody } = planBodies(LIMIT_WINDOWS);
+
 export const NewKeyBody = Type.Object(
   {
     expiresIn: Type.Optional(
@@ -469,8 +479,9 @@ export const NewKeyBody = Type.Object(
     ),
     scopes: Type.Optional(
       KeyScopesSchema(
-        'What the key may do, one or more of `pets:read`, `pets:write`, `usage:read`. Absent: all three. ' +
-          "A key's scopes never change: to change them, create a new key and revoke the old one.",
+        `What the key may do, one or more of ${KEY_SCOPES.map(code).join(', ')}. Absent: every scope, those ` +
+          "of later releases included. A key's scopes never change: to change them, create a new key and " +
+          'revoke the old one.',
         KEY_SCOPES_EXPECTATION,
       ),
     ),

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AuditEntryRecord } from '../../domain/audit.ts';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { afterAuditEntry, auditCursor } from './admin-cursors.ts';
 import { AUDIT_LIMIT, AuditQuery, refs, type AdminAuditEntry } from './admin-schemas.ts';
 import { iso } from './admin-views.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
@@ -38,13 +39,16 @@ export const auditRoutes: FastifyPluginAsync<Needs> = async (untyped, options) =
       },
     },
     async (request, reply) => {
-      const { limit = AUDIT_LIMIT.default, ...filters } = request.query;
-      const page = await audit.page({ ...filters, limit });
-      if (page.nextCursor !== undefined) {
-        const next = new URLSearchParams({ ...filters, limit: String(limit), cursor: page.nextCursor });
+      const { limit = AUDIT_LIMIT.default, cursor, ...filters } = request.query;
+      // The cursor is this API's encoding of a position in the trail; the service pages by positions.
+      const after = cursor === undefined ? {} : { after: afterAuditEntry(cursor) };
+      const page = await audit.page({ ...filters, limit, ...after });
+      const nextCursor = page.next === undefined ? null : auditCursor(page.next);
+      if (nextCursor !== null) {
+        const next = new URLSearchParams({ ...filters, limit: String(limit), cursor: nextCursor });
         reply.header('link', `<${ADMIN_PREFIX}/audit?${next.toString()}>; rel="next"`);
       }
-      return reply.send({ entries: page.entries.map(auditElement), nextCursor: page.nextCursor ?? null });
+      return reply.send({ entries: page.entries.map(auditElement), nextCursor });
     },
   );
 };

@@ -1,9 +1,9 @@
 /**
  * A page of the console: a fixed HTML shell (console-pages.ts) served at `url` (console-routes.ts),
- * which console.js fills from the admin API with the renderer of `page`.
+ * which the console's modules fill from the admin API with the renderer of `page`.
  */
 interface ConsolePageRow<Page extends string> {
-  /** The id: the shell's `data-page`, and the key of the page's renderer in console.js. */
+  /** The id: the shell's `data-page`, and the key of the page's renderer in `PAGES` of modules/console.js. */
   readonly page: string;
   /** The route, in Fastify's syntax; a page with a navigation link of its own has no parameters. */
   readonly url: `/console${string}`;
@@ -19,9 +19,10 @@ function pageTable<const Rows extends readonly ConsolePageRow<Rows[number]['page
 }
 
 /**
- * The console's pages, in the order of the navigation. Adding one is a row here and a renderer in
- * console.js, whose renderers the type check holds to this table. This module imports nothing: the
- * browser scripts' type check (tsconfig.browser.json) reads it too.
+ * The console's pages, in the order of the navigation. Adding one is a row here and a module in
+ * modules/pages/ whose renderer goes into `PAGES` of modules/console.js, which the type check holds to
+ * this table. This module imports nothing: the browser scripts' type check (tsconfig.browser.json)
+ * reads it too.
  */
 export const CONSOLE_PAGES = pageTable([
   { page: 'overview', url: '/console', title: 'Overview', navigation: { label: 'Overview' } },

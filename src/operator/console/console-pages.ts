@@ -1,4 +1,10 @@
-import type { ConsoleAsset, ConsoleAssets } from './console-assets.ts';
+import {
+  CONSOLE_ENTRY_MODULE,
+  consoleModulePath,
+  type ConsoleAsset,
+  type ConsoleAssets,
+  type ConsoleModules,
+} from './console-assets.ts';
 import { CONSOLE_PAGES, type ConsolePageEntry } from './console-page-table.ts';
 
 /** Every page and asset is served under a fixed path; nothing in a shell comes from a request. */
@@ -6,7 +12,16 @@ function link(path: string, file: ConsoleAsset): string {
   return `${path}?v=${file.version}`;
 }
 
-function head(title: string, styles: readonly string[], scripts: readonly string[]): string {
+/**
+ * A page's scripts: classic ones, run in order once the page is parsed (`defer`), then an ES module,
+ * which is deferred as well, and the modules it imports, fetched at once rather than import by import.
+ */
+interface Scripts {
+  readonly classic: readonly string[];
+  readonly module?: { readonly entry: string; readonly preload: readonly string[] };
+}
+
+function head(title: string, styles: readonly string[], scripts: Scripts): string {
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -17,7 +32,9 @@ function head(title: string, styles: readonly string[], scripts: readonly string
     // No favicon request to answer 404 (img-src allows data:).
     '<link rel="icon" href="data:,">',
     ...styles.map((href) => `<link rel="stylesheet" href="${href}">`),
-    ...scripts.map((src) => `<script src="${src}" defer></script>`),
+    ...(scripts.module?.preload ?? []).map((href) => `<link rel="modulepreload" href="${href}">`),
+    ...scripts.classic.map((src) => `<script src="${src}" defer></script>`),
+    ...(scripts.module === undefined ? [] : [`<script type="module" src="${scripts.module.entry}"></script>`]),
     '</head>',
   ].join('\n');
 }
@@ -32,6 +49,15 @@ function navigationLinks(shown: ConsolePageEntry): string {
   }).join('\n');
 }
 
+/** The console's entry module, and every module besides it to preload: a page loads them all. */
+function moduleScripts(modules: ConsoleModules): NonNullable<Scripts['module']> {
+  const others = [...modules.files.keys()].filter((path) => path !== CONSOLE_ENTRY_MODULE);
+  return {
+    entry: consoleModulePath(modules, CONSOLE_ENTRY_MODULE),
+    preload: others.map((path) => consoleModulePath(modules, path)),
+  };
+}
+
 /** The shell of a page of CONSOLE_PAGES. */
 export function consolePageHtml(shown: ConsolePageEntry, assets: ConsoleAssets): string {
   const files = assets.page;
@@ -42,7 +68,7 @@ export function consolePageHtml(shown: ConsolePageEntry, assets: ConsoleAssets):
         link('/console/assets/uplot.css', files['uplot.css']),
         link('/console/assets/console.css', files['console.css']),
       ],
-      [link('/console/assets/uplot.js', files['uplot.js']), link('/console/assets/console.js', files['console.js'])],
+      { classic: [link('/console/assets/uplot.js', files['uplot.js'])], module: moduleScripts(assets.modules) },
     ),
     `<body data-page="${shown.page}">`,
     '<header class="top">',
@@ -62,11 +88,9 @@ export function consolePageHtml(shown: ConsolePageEntry, assets: ConsoleAssets):
 export function loginPageHtml(assets: ConsoleAssets): string {
   const files = assets.login;
   return [
-    head(
-      'Log in',
-      [link('/console/login/assets/console.css', files['console.css'])],
-      [link('/console/login/assets/login.js', files['login.js'])],
-    ),
+    head('Log in', [link('/console/login/assets/console.css', files['console.css'])], {
+      classic: [link('/console/login/assets/login.js', files['login.js'])],
+    }),
     '<body data-page="login">',
     '<main class="login">',
     '<h1>Pet store console</h1>',

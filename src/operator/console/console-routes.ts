@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { sendKept } from '../../http/plugins/content-coding.ts';
-import { loadConsoleAssets, type ConsoleAsset } from './console-assets.ts';
+import { consoleModulePath, loadConsoleAssets, type ConsoleAsset } from './console-assets.ts';
 import { CONSOLE_PAGES } from './console-page-table.ts';
 import { consolePageHtml, loginPageHtml } from './console-pages.ts';
 
@@ -53,6 +53,11 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
   }
   for (const [name, file] of Object.entries(assets.page)) {
     app.get(`/console/assets/${name}`, { schema: { hide: true } }, (_request, reply) => sendAsset(reply, file));
+  }
+  // This release's modules only: a page of another release finds none, rather than a mix of both.
+  for (const [path, file] of assets.modules.files) {
+    const url = consoleModulePath(assets.modules, path);
+    app.get(url, { schema: { hide: true } }, (_request, reply) => sendAsset(reply, file));
   }
 
   const login = loginPageHtml(assets);

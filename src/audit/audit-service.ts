@@ -1,10 +1,13 @@
-import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType, type AuditVia } from '../../domain/audit.ts';
-import { ValidationError } from '../../errors.ts';
-import type { AuditEntryRecord, AuditQuery, AuditStore } from '../../domain/audit.ts';
-import { parseInstant } from '../../usage/instant.ts';
-import { afterAuditEntry, auditCursor } from '../admin/admin-cursors.ts';
+import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType, type AuditVia } from '../domain/audit.ts';
+import type { AuditEntryRecord, AuditPosition, AuditQuery, AuditStore } from '../domain/audit.ts';
+import { ValidationError } from '../errors.ts';
+import { parseInstant } from '../usage/instant.ts';
 
-/** A page of the trail as the admin API asks for it: the query parameters, `action` and `limit` checked already. */
+/**
+ * A page of the trail as an operator asks for it: the filters as typed, `action` and `limit` checked
+ * already. Where the page starts is a position, not a cursor: how a position travels to a client
+ * and back (the admin API's opaque cursor) is the asker's business.
+ */
 export interface AuditPageRequest {
   /** `cli`, `cli:<OS user>`, or an operator token's id. */
   readonly actor?: string;
@@ -17,14 +20,15 @@ export interface AuditPageRequest {
   readonly from?: string;
   readonly to?: string;
   readonly limit: number;
-  readonly cursor?: string;
+  /** The last entry of the page before; the page holds the entries older than it. */
+  readonly after?: AuditPosition;
 }
 
 export interface AuditPage {
   /** Newest first. */
   readonly entries: readonly AuditEntryRecord[];
-  /** The cursor of the next page; undefined on the last. */
-  readonly nextCursor: string | undefined;
+  /** Where the next page starts (its `after`); undefined on the last. */
+  readonly next: AuditPosition | undefined;
 }
 
 const TOKEN_ID = /^[0-9A-Za-z]{16}$/;
@@ -44,7 +48,8 @@ export class AuditService {
     const found = await this.store.list({ ...query, limit: request.limit + 1 });
     const entries = found.slice(0, request.limit);
     const last = entries.at(-1);
-    return { entries, nextCursor: found.length > entries.length && last ? auditCursor(last) : undefined };
+    const next = found.length > entries.length && last ? { at: last.at, id: last.id } : undefined;
+    return { entries, next };
   }
 }
 
@@ -61,7 +66,7 @@ function auditQueryOf(request: AuditPageRequest): AuditQuery {
     ...(request.via === undefined ? {} : { via: request.via }),
     ...(from === undefined ? {} : { from }),
     ...(to === undefined ? {} : { to }),
-    ...(request.cursor === undefined ? {} : { olderThan: afterAuditEntry(request.cursor) }),
+    ...(request.after === undefined ? {} : { olderThan: request.after }),
     limit: request.limit,
   };
 }

@@ -1,13 +1,25 @@
-import type { FastifyRequest } from 'fastify';
 import { userInfo } from 'node:os';
-import type { AuditContext, AuditVia } from '../../domain/audit.ts';
+import type { AuditContext, AuditVia } from '../domain/audit.ts';
+
+/**
+ * What of an operator's request says who makes its change. The admin API's Fastify request has
+ * these fields, so the routes pass it as it is; the audit needs nothing else of HTTP.
+ */
+export interface OperatorRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly id: string;
+  readonly headers: { readonly authorization?: string | undefined };
+  /** The operator token that authenticated it: its id and label, never the token. */
+  readonly operatorToken: { readonly id: string; readonly name: string | null } | undefined;
+}
 
 /**
  * Who makes a change through the admin API or the console: the operator token of the request, its
  * id and label, never the token; through what; and the request's id. Every admin route is behind a
  * token, so a change without one is a route wired wrongly.
  */
-export function auditContextOf(request: FastifyRequest): AuditContext {
+export function auditContextOf(request: OperatorRequest): AuditContext {
   const token = request.operatorToken;
   if (token === undefined) throw new Error(`${request.method} ${request.url} changes something without a token`);
   return {
@@ -23,7 +35,7 @@ export function auditContextOf(request: FastifyRequest): AuditContext {
  * the header came with the cookie, which only the console's pages send (a program may replay a
  * cookie, but then it acts as the console, and its session is the console's).
  */
-function viaOf(request: FastifyRequest): AuditVia {
+function viaOf(request: OperatorRequest): AuditVia {
   return request.headers.authorization === undefined ? 'console' : 'api';
 }
 
