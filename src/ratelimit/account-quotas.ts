@@ -19,7 +19,7 @@ export interface AccountQuota {
   readonly policy: string;
 }
 
-/** What an account's windows are made from: its id, its plan and, on enterprise, its own limits. */
+/** What an account's windows are made from: its plan and, on enterprise, its own limits. */
 export type QuotaHolder = { readonly plan: Plan } & StoredLimits;
 
 interface Limited {
