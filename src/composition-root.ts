@@ -4,7 +4,6 @@ import { KeyVerifier } from './auth/key-verifier.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { GET_PET_SUNSET, type Config } from './config.ts';
 import type { AppDependencies } from './http/app.ts';
-import { limitsStep } from './http/limits-step.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { redactKeys } from './http/redact.ts';
 import { exportReadiness } from './http/routes/ops.ts';
@@ -127,7 +126,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     limiter,
     logger,
     quotas,
-    limits: limitsStep(policy, clientAddressResolver(config.trustProxy)),
+    limits: { policy, clientAddressOf: clientAddressResolver(config.trustProxy) },
     usage,
     tally: {
       count: (request) => tally.count(request),

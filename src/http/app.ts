@@ -13,11 +13,10 @@ import { registerDocsPage } from './docs-page.ts';
 import { serveDocsIndexInPlaceOfRedirect } from './docs-index.ts';
 import type { Metrics } from './metrics.ts';
 import { accessLog } from './plugins/access-log.ts';
-import { authentication, type AfterAuthentication } from './plugins/authentication.ts';
+import { apiKeyPipeline, type RequestLimits, type UsageTallyOptions } from './plugins/api-key-pipeline.ts';
 import { crossOrigin } from './plugins/cross-origin.ts';
 import { deprecationNotices } from './plugins/deprecation-notices.ts';
 import { keyScopes } from './plugins/key-scopes.ts';
-import { usageTally, type UsageTallyOptions } from './plugins/usage-tally.ts';
 import { publicDocument } from './public-document.ts';
 import type { ReadinessMonitor } from '../readiness.ts';
 import { opsRoutes } from './routes/ops.ts';
@@ -32,8 +31,8 @@ export interface AppDependencies {
   readonly pets: PetService;
   readonly metrics: Metrics;
   readonly readiness: ReadinessMonitor;
-  /** The per-request limits step after authentication; without it, requests are only authenticated. */
-  readonly limits?: AfterAuthentication;
+  /** What counts each request behind a key against its limits; without it, nothing is counted. */
+  readonly limits?: RequestLimits;
   /** The process logger (pino); requests log through Fastify's child loggers of it, bound to their id. */
   readonly logger: FastifyBaseLogger;
   /** The usage history's views. */
@@ -65,17 +64,22 @@ export function publicCore(deps: AppDependencies): CoreOptions {
 }
 
 /**
- * The public API's own parts, in the order of a request: CORS (before authentication, so that
- * preflight requests need no key), authentication, limits and scopes, the access log, the usage
- * tally, what deprecated routes announce, the reference page, what scoped routes document, and the routes.
+ * The public API's own parts, in the order of a request: CORS (before the API key pipeline, so that
+ * preflight requests need no key), the access log, the API key pipeline (key, limits, scope, and the
+ * usage tally once answered), what deprecated routes announce, the reference page, what scoped
+ * routes document, and the routes.
  */
 export function publicParts(deps: AppDependencies): AppParts {
   const { config } = deps;
   return async (app) => {
     await app.register(crossOrigin, { origins: config.corsOrigins, maxAgeSeconds: config.corsMaxAgeSeconds });
-    await app.register(authentication, { keyVerifier: deps.keyVerifier, limits: deps.limits });
+    // Before the pipeline: its onResponse hook logs the answer before the pipeline tallies it.
     await app.register(accessLog, { metrics: deps.metrics });
-    await app.register(usageTally, { ...deps.tally, clock: deps.clock });
+    await app.register(apiKeyPipeline, {
+      keyVerifier: deps.keyVerifier,
+      ...(deps.limits === undefined ? {} : { limits: deps.limits }),
+      tally: { ...deps.tally, clock: deps.clock },
+    });
     await app.register(deprecationNotices, { publicBaseUrl: config.publicBaseUrl, metrics: deps.metrics });
     serveDocsIndexInPlaceOfRedirect(app);
     await registerDocsPage(app, { publicBaseUrl: config.publicBaseUrl });

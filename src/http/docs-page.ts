@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { servePublicDocument } from './plugins/request-policy.ts';
-
-/** Where the API reference page lives. */
-export const DOCS_PREFIX = '/docs';
+import { servePublicDocument } from './cache-control.ts';
+import { DOCS_PREFIX } from './document-paths.ts';
 
 export const DOCS_TITLE = 'Pet store API — reference';
 

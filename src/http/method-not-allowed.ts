@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { METHODS } from 'node:http';
 import { sendError } from './error-body.ts';
-import { documentedPath } from './openapi.ts';
+import { documentedPath } from './document-paths.ts';
 
 /** Every method Node parses; CONNECT never reaches routing (plugins/protocol-edges.ts answers it). */
 const ALL_METHODS = METHODS.filter((method) => method !== 'CONNECT');

@@ -1,17 +1,12 @@
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { keptBody } from '../net/representation.ts';
-import { sendKept } from './plugins/content-coding.ts';
+import { sendKept } from './kept-reply.ts';
 
 const SCHEMA_COMPONENTS_PATH = '#/components/schemas/';
 /** Where a document keeps its shared response headers and parameters. */
 export const HEADER_COMPONENTS_PATH = '#/components/headers/';
 export const PARAMETER_COMPONENTS_PATH = '#/components/parameters/';
-
-/** A route's path as documents and messages write it: `/v1/pets/{petId}` for Fastify's `/v1/pets/:petId`. */
-export function documentedPath(url: string): string {
-  return url.replace(/:(\w+)/g, '{$1}');
-}
 
 type DocumentFields = NonNullable<FastifyDynamicSwaggerOptions['openapi']>;
 

@@ -13,9 +13,10 @@ export interface RouteFacts {
   /** A public document: its successful answers may be cached briefly (PUBLIC_DOCUMENT). */
   cacheable?: boolean;
   /**
-   * The scope a key needs for the route (plugins/key-scopes.ts): a key without it is answered 403
-   * `insufficient_scope`, after being counted. Every route of the public API behind a key names one;
-   * `null` says, explicitly, that any valid key will do (the 405s of a path).
+   * The scope a key needs for the route: a key without it is answered 403 `insufficient_scope`,
+   * after being counted (plugins/api-key-pipeline.ts); the document says so (plugins/key-scopes.ts).
+   * Every route of the public API behind a key names one; `null` says, explicitly, that any valid
+   * key will do (the 405s of a path).
    */
   scope?: KeyScope | null;
   /** What the usage history counts a request of a known key as; a route without one is not counted. */

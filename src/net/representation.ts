@@ -207,8 +207,8 @@ const digests = new WeakMap<object, string>();
 
 /**
  * The Representation to send for `owner`, an object that never changes (a cached pet or page, a
- * document): the routes send it with sendKept (src/http/plugins/content-coding.ts), whose response
- * hook adds the ETag, the coding and the 304.
+ * document): the routes send it with sendKept (src/http/kept-reply.ts), and the response hook
+ * (src/http/plugins/content-coding.ts) adds the ETag, the coding and the 304.
  *
  * A body of COMPRESSION_THRESHOLD_BYTES or more keeps its Representation with the owner, made on
  * the first call, since its compressed forms are worth making once. A smaller one (a pet) is never

@@ -10,25 +10,10 @@ import {
   Representation,
   type ContentCoding,
 } from '../../net/representation.ts';
+// The reply's `representation`, which sendKept sets and the hook reads, is declared with sendKept.
+import '../kept-reply.ts';
 
 type OnSendDone = (error?: Error | null, payload?: unknown) => void;
-
-declare module 'fastify' {
-  interface FastifyReply {
-    /** The Representation whose identity bytes the reply sends (sendKept); undefined for any other body. */
-    representation: Representation | undefined;
-  }
-}
-
-/**
- * Sends a body that never changes (keptBody's, a console file's): the response hook gives it its
- * ETag, answers a matching If-None-Match with 304, and sends its compressed forms. The caller sets
- * the Content-Type.
- */
-export function sendKept(reply: FastifyReply, representation: Representation): FastifyReply {
-  reply.representation = representation;
-  return reply.send(representation.identity);
-}
 
 /**
  * Conditional requests and compression, in one onSend hook for every response. Registered before

@@ -1,7 +1,7 @@
 import type { FastifyInstance, onSendHookHandler, RouteOptions } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import type { Metrics } from '../metrics.ts';
-import { DOCS_PREFIX } from '../docs-page.ts';
+import { DOCS_PREFIX } from '../document-paths.ts';
 import { appendOnSend } from '../route-hooks.ts';
 
 export interface DeprecationNoticesOptions {

@@ -8,12 +8,12 @@ import { DomainError, type HttpErrorCode } from '../../errors.ts';
 import { NO_STORE } from '../cache-control.ts';
 import { sendError, writeError } from '../error-body.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from '../json-body.ts';
-import { documentedPath } from '../openapi.ts';
+import { documentedPath } from '../document-paths.ts';
 import { hostProblemOf, type HostProblem } from '../../net/host-names.ts';
 import { methodOfRefusedRequest } from '../../net/request-line.ts';
 import { excerpt, quoted } from '../quote.ts';
 import { requestIdOf } from '../request-id.ts';
-import { stampRequestIdAndCaching } from './request-policy.ts';
+import { stampRequestIdAndCaching } from '../cache-control.ts';
 
 /**
  * Requests HTTP refuses or this service cannot serve as sent, answered with the Error body like any

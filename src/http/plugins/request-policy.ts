@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
-import { NO_STORE, PUBLIC_DOCUMENT } from '../cache-control.ts';
+import { allowBriefCaching, stampRequestIdAndCaching } from '../cache-control.ts';
 import { sendError } from '../error-body.ts';
 import { appendOnSend } from '../route-hooks.ts';
 
@@ -31,27 +31,3 @@ export const requestPolicy = fastifyPlugin(
   },
   { name: 'request-policy' },
 );
-
-/**
- * The headers every answer carries from the start: its request id, and `no-store` until a public
- * document succeeds (allowBriefCaching). Also for answers given before any hook runs.
- */
-export function stampRequestIdAndCaching(request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('x-request-id', request.id).header('cache-control', NO_STORE);
-}
-
-/**
- * Makes a route a public document: served without credentials, its successful answers cached
- * briefly. For routes a library registers (the reference page), whose config is not ours to write;
- * routes of our own say `cacheable` in their config.
- */
-export function servePublicDocument(route: RouteOptions): void {
-  route.config = { ...route.config, public: true, cacheable: true };
-  appendOnSend(route, allowBriefCaching);
-}
-
-/** Public documents, and only their successful answers, may be cached briefly; @fastify/static says max-age=0. */
-const allowBriefCaching: onSendHookHandler = (_request, reply, payload, done) => {
-  if (reply.statusCode < 400) reply.header('cache-control', PUBLIC_DOCUMENT);
-  done(null, payload);
-};

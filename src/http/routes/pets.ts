@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { exactInteger } from '../json-body.ts';
 import { petToJson } from '../../pets/pet-json.ts';
 import { keptBody } from '../../net/representation.ts';
-import { sendKept } from '../plugins/content-coding.ts';
+import { sendKept } from '../kept-reply.ts';
 import {
   ListPetsQuerySchema,
   NewPetRef,

@@ -27,8 +27,8 @@ const COUNTING =
   "this instance's at once.";
 
 /**
- * GET /v1/usage and GET /v1/usage/history: the account's standing, reported by the limits step
- * (src/http/limits-step.ts), and its recorded requests from the usage service. Neither is counted in
+ * GET /v1/usage and GET /v1/usage/history: the account's standing, reported by the API key pipeline
+ * (src/http/plugins/api-key-pipeline.ts), and its recorded requests from the usage service. Neither is counted in
  * the account's windows (`reportsStanding`): both share the small limit of their own.
  */
 export const usageRoutes: FastifyPluginAsync<UsageRouteOptions> = async (untyped, options) => {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { sendKept } from '../../http/plugins/content-coding.ts';
+import { sendKept } from '../../http/kept-reply.ts';
 import { consoleModulePath, loadConsoleAssets, type ConsoleAsset } from './console-assets.ts';
 import { CONSOLE_PAGES } from './console-page-table.ts';
 import { consolePageHtml, loginPageHtml } from './console-pages.ts';
