@@ -11,11 +11,13 @@ import { clientAddressResolver } from './net/client-address.ts';
 import { PetService } from './pets/pet-service.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
 import { MemoryLimiter } from './ratelimit/memory-limiter.ts';
+import { AccountQuotas } from './ratelimit/account-quotas.ts';
 import { RateLimitPolicy } from './ratelimit/rate-limit-policy.ts';
 import type { RedisLimiter } from './ratelimit/redis-limiter.ts';
 import { logDestination } from './log-destination.ts';
 import { openStore } from './storage/open-store.ts';
-import type { Store } from './storage/store.ts';
+import { checkLimitWindows, LIMIT_WINDOWS, type LimitWindows } from './domain/limit-windows.ts';
+import type { Store } from './domain/store.ts';
 import { ReadinessMonitor, type ReadinessCheck } from './readiness.ts';
 import { LogThrottle } from './log-throttle.ts';
 import { UsageFlusher } from './usage/usage-flusher.ts';
@@ -40,6 +42,11 @@ export interface ServiceOptions {
   readonly logger?: Logger;
   /** Probe storage and Redis in the background for /metrics and the status (default); a CLI command needs none. */
   readonly watchReadiness?: boolean;
+  /**
+   * The accounts' limit windows (default LIMIT_WINDOWS): checked and derived once, here. A table may
+   * add windows to LIMIT_WINDOWS' (tests do); its windows count, and show, everywhere.
+   */
+  readonly limitWindows?: LimitWindows;
 }
 
 /**
@@ -64,6 +71,7 @@ export function createLogger(level: string, destination: number | DestinationStr
 
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
+  const quotas = new AccountQuotas(checkLimitWindows(options.limitWindows ?? LIMIT_WINDOWS));
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = await openStore(config, {
     onIdleError: (error) =>
@@ -85,6 +93,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
         });
   const limiter: RateLimiter = redis ?? new MemoryLimiter({ now: () => clock.now() });
   const policy = new RateLimitPolicy(limiter, store.bans, clock, {
+    quotas,
     anonymousPerMinute: config.anonLimitPerMinute,
     ipv6LimitPrefix: config.ipv6LimitPrefix,
     usagePerMinute: config.usagePerMinute,
@@ -94,7 +103,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
       logger.warn({ err: error.message, keyId }, 'a ban could not be recorded in storage; it holds in the limiter'),
     onRefused: (reason) => metrics.rateLimited.inc({ reason }),
   });
-  const accounts = new AccountService(store, clock, policy);
+  const accounts = new AccountService(store, clock, policy, quotas.windows);
   const tally = new UsageTally();
   const usageFlusher = createUsageFlusher(tally, store, clock, config, metrics, logger);
   const usage = new UsageService(store.usage, usageFlusher, clock, { sunset: GET_PET_SUNSET });
@@ -116,6 +125,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     readiness,
     limiter,
     logger,
+    quotas,
     limits: { policy, clientAddressOf: clientAddressResolver(config.trustProxy) },
     usage,
     tally: {

@@ -6,7 +6,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { COMMAND_SPECS } from '../src/cli/command-line.ts';
 import { openStore } from '../src/storage/open-store.ts';
-import type { AuditEntryRecord } from '../src/storage/store.ts';
+import type { AuditEntryRecord } from '../src/domain/audit.ts';
 import { NODE_CLI, runCliInProcess, runCliLaunched, type CliResult } from './support/cli-runner.ts';
 
 /**

@@ -10,7 +10,7 @@ import type { WindowSpec } from '../src/ratelimit/limiter.ts';
 import { MemoryLimiter } from '../src/ratelimit/memory-limiter.ts';
 import { openStore } from '../src/storage/open-store.ts';
 import type { PetRecord } from '../src/domain/pet.ts';
-import type { Store } from '../src/storage/store.ts';
+import type { Store } from '../src/domain/store.ts';
 import { sqliteBackend, type Backend } from './support/backends.ts';
 import { ManualClock } from './support/manual-clock.ts';
 

@@ -1,6 +1,6 @@
 import { AUDIT_TARGET_TYPES, type AuditAction, type AuditTargetType, type AuditVia } from '../domain/audit.ts';
+import type { AuditEntryRecord, AuditPosition, AuditQuery, AuditStore } from '../domain/audit.ts';
 import { ValidationError } from '../errors.ts';
-import type { AuditEntryRecord, AuditPosition, AuditQuery, AuditStore } from '../storage/store.ts';
 import { parseInstant } from '../usage/instant.ts';
 
 /**

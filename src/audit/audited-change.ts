@@ -1,5 +1,5 @@
 import type { AuditChange, AuditContext } from '../domain/audit.ts';
-import type { AuditedTables, AuditStore } from '../storage/store.ts';
+import type { AuditStore, AuditedTables } from '../domain/audit.ts';
 
 /** What a change's work returns: its result, and what it did (undefined: nothing to record). */
 export interface ChangeDone<T> {

@@ -2,28 +2,35 @@ import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../domain/account-names.ts';
 import { auditTime, type AuditChange, type AuditContext, type AuditValues } from '../domain/audit.ts';
-import { limitsFor, PLANS, type Plan } from '../domain/plans.ts';
-import { checkScopes } from '../domain/scopes.ts';
 import {
-  type AccountKeyStats,
-  type AccountPageQuery,
-  type AccountRecord,
-  type ActiveBan,
-  type ApiKeyRecord,
-  type KeyPageQuery,
-  type AuditedTables,
-  type Store,
-} from '../storage/store.ts';
+  byWindow,
+  limitsFor,
+  listed,
+  LIMIT_WINDOWS,
+  type LimitWindow,
+  type LimitWindows,
+  type StoredLimits,
+  type WindowField,
+} from '../domain/limit-windows.ts';
+import { PLANS, type Plan } from '../domain/plans.ts';
+import { checkScopes } from '../domain/scopes.ts';
+import type { AccountKeyStats, AccountPageQuery, AccountRecord } from '../domain/accounts.ts';
+import type { AuditedTables } from '../domain/audit.ts';
+import type { ActiveBan } from '../domain/bans.ts';
+import type { ApiKeyRecord, KeyPageQuery } from '../domain/keys.ts';
+import type { Store } from '../domain/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
 import { auditedChange, type ChangeDone } from '../audit/audited-change.ts';
 
-export interface PlanChoice {
+/**
+ * A plan and, on enterprise, the account's own limit in each window, by its field (`perMinute`;
+ * a window a given table adds, by its own field).
+ */
+export type PlanChoice = { readonly [F in WindowField]?: number | undefined } & {
   readonly plan: string;
-  readonly perMinute?: number | undefined;
-  readonly perDay?: number | undefined;
-  /** How messages name the two limits: the CLI's flags (the default), or the admin API's fields. */
+  /** How messages name the limits: the CLI's flags (the default), or the admin API's fields. */
   readonly naming?: 'flags' | 'fields';
-}
+};
 
 /** An account with what its keys add up to, for listings. */
 export interface AccountWithKeys {
@@ -77,11 +84,14 @@ export class AccountService {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly limiterBans: BanLifter | undefined;
+  private readonly windows: LimitWindows;
 
-  constructor(store: Store, clock: Clock, limiterBans?: BanLifter) {
+  /** `windows`: the limit windows the service runs on, whose limits an enterprise account sets. */
+  constructor(store: Store, clock: Clock, limiterBans?: BanLifter, windows: LimitWindows = LIMIT_WINDOWS) {
     this.store = store;
     this.clock = clock;
     this.limiterBans = limiterBans;
+    this.windows = windows;
   }
 
   /** `by`: who asks, recorded in the audit trail with the change (every change below takes it). */
@@ -89,20 +99,20 @@ export class AccountService {
     if (!ACCOUNT_NAME.test(name)) {
       throw new ValidationError('invalid_body', `account name must be ${ACCOUNT_NAME_RULE}`);
     }
-    const plan = checkPlan(choice);
+    const plan = checkPlan(this.windows, choice);
     return this.change(by, async (now, { accounts }) => {
       const account = await accounts.create({ name, ...plan }, now);
-      return { result: account, change: accountChange('account.create', null, account) };
+      return { result: account, change: accountChange(this.windows, 'account.create', null, account) };
     });
   }
 
   async setPlan(name: string, choice: PlanChoice, by?: AuditContext): Promise<AccountRecord> {
-    const plan = checkPlan(choice);
+    const plan = checkPlan(this.windows, choice);
     return this.change(by, async (_now, { accounts }) => {
       const before = await accounts.findByName(name);
-      const account = before && (await accounts.setPlan(name, plan.plan, plan.perMinute, plan.perDay));
+      const account = before && (await accounts.setPlan(name, plan.plan, plan));
       if (!before || !account) throw new NotFoundError(`no account named '${name}'`);
-      return { result: account, change: accountChange('account.update', before, account) };
+      return { result: account, change: accountChange(this.windows, 'account.update', before, account) };
     });
   }
 
@@ -254,17 +264,19 @@ function pageOf<T>(found: T[], limit: number): Page<T> {
 }
 
 /** An account's plan and its effective limits, as the audit trail shows them before and after a change. */
-function planValues(account: AccountRecord): AuditValues {
-  return { plan: account.plan, limits: { ...limitsFor(account) } };
+function planValues(windows: LimitWindows, account: AccountRecord): AuditValues {
+  return { plan: account.plan, limits: { ...limitsFor(windows, account) } };
 }
 
 function accountChange(
+  windows: LimitWindows,
   action: 'account.create' | 'account.update',
   before: AccountRecord | null,
   after: AccountRecord,
 ): AuditChange {
   const target = { type: 'account', id: after.name } as const;
-  return { action, target, before: before === null ? null : planValues(before), after: planValues(after) };
+  const values = (account: AccountRecord) => planValues(windows, account);
+  return { action, target, before: before === null ? null : values(before), after: values(after) };
 }
 
 function keyChange(
@@ -276,35 +288,38 @@ function keyChange(
   return { action, target: { type: 'key', id: keyId }, before, after };
 }
 
-const LIMIT_NAMES = {
-  flags: { perMinute: '--per-minute', perDay: '--per-day' },
-  fields: { perMinute: 'perMinute', perDay: 'perDay' },
-} as const;
+/** A plan, checked, with the account's own limits: set on enterprise, null in every window on any other plan. */
+type CheckedPlan = { readonly plan: Plan } & StoredLimits;
 
-function checkPlan(choice: PlanChoice): { plan: Plan; perMinute: number | null; perDay: number | null } {
+/** The limits a choice names, by field: `perMinute` from the admin API's body, or the CLI's `--per-minute`. */
+function chosenLimit(choice: PlanChoice, window: LimitWindow): unknown {
+  const given: Readonly<Record<string, unknown>> = choice;
+  return given[window.field];
+}
+
+function checkPlan(windows: LimitWindows, choice: PlanChoice): CheckedPlan {
   const plan = PLANS.find((candidate) => candidate === choice.plan);
   if (!plan)
     throw new ValidationError('invalid_body', `plan must be one of ${PLANS.join(', ')} (got '${choice.plan}')`);
-  const { perMinute, perDay } = choice;
-  const names = LIMIT_NAMES[choice.naming ?? 'flags'];
+  const nameOf = (window: LimitWindow) => ((choice.naming ?? 'flags') === 'flags' ? `--${window.flag}` : window.field);
+  const names = listed(windows.map(nameOf));
+  const given = windows.filter((window) => chosenLimit(choice, window) !== undefined);
   if (plan !== 'enterprise') {
-    if (perMinute !== undefined || perDay !== undefined) {
-      throw new ValidationError(
-        'invalid_body',
-        `${names.perMinute} and ${names.perDay} apply only to the enterprise plan`,
-      );
-    }
-    return { plan, perMinute: null, perDay: null };
+    if (given.length > 0) throw new ValidationError('invalid_body', `${names} apply only to the enterprise plan`);
+    return { plan, ...byWindow(windows, 'field', () => null) };
   }
-  if (perMinute === undefined || perDay === undefined) {
-    throw new ValidationError('invalid_body', `the enterprise plan needs both ${names.perMinute} and ${names.perDay}`);
+  if (given.length < windows.length) {
+    const every = windows.length === 2 ? `both ${names}` : names;
+    throw new ValidationError('invalid_body', `the enterprise plan needs ${every}`);
   }
-  for (const [flag, value] of [
-    [names.perMinute, perMinute],
-    [names.perDay, perDay],
-  ] as const) {
-    if (!Number.isSafeInteger(value) || value < 1)
-      throw new ValidationError('invalid_body', `${flag} must be a positive integer`);
-  }
-  return { plan, perMinute, perDay };
+  return {
+    plan,
+    ...byWindow(windows, 'field', (window) => positiveLimit(chosenLimit(choice, window), nameOf(window))),
+  };
+}
+
+function positiveLimit(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw new ValidationError('invalid_body', `${name} must be a positive integer`);
+  return value;
 }

@@ -1,7 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.ts';
 import { ENTRY_OVERHEAD_BYTES, stringBytes } from '../memory-size.ts';
-import type { BackgroundWrite, KeyPrincipal, KeyStore } from '../storage/store.ts';
+import type { BackgroundWrite } from '../domain/background-write.ts';
+import type { KeyStore } from '../domain/keys.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
 
 export type RejectionReason =
@@ -163,7 +165,7 @@ export class KeyVerifier {
   }
 
   /**
-   * Writes last-used times back as a background write (BackgroundWrite in src/storage/store.ts): on
+   * Writes last-used times back as a background write (BackgroundWrite in src/domain/background-write.ts): on
    * each tick only if storage takes it at once, so no request ever waits for it. A batch that was
    * not written is kept for the next try.
    */

@@ -1,7 +1,8 @@
 import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.ts';
-import type { OperatorSessionStore, OperatorTokenRecord, StoredOperatorSession } from '../storage/store.ts';
+import type { OperatorSessionStore, StoredOperatorSession } from '../domain/operator-sessions.ts';
+import type { OperatorTokenRecord } from '../domain/operator-tokens.ts';
 
 /** 256 random bits, base64url: what the console's cookie holds, never the token. */
 const SESSION_ID_BYTES = 32;

@@ -2,13 +2,9 @@ import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { auditTime, type AuditChange, type AuditContext } from '../domain/audit.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import type {
-  AuditStore,
-  OperatorSessionStore,
-  OperatorTokenRecord,
-  OperatorTokenStore,
-  StoredOperatorToken,
-} from '../storage/store.ts';
+import type { AuditStore } from '../domain/audit.ts';
+import type { OperatorSessionStore } from '../domain/operator-sessions.ts';
+import type { OperatorTokenRecord, OperatorTokenStore, StoredOperatorToken } from '../domain/operator-tokens.ts';
 import { auditedChange, type ChangeDone } from '../audit/audited-change.ts';
 
 /**

@@ -1,7 +1,5 @@
 import type { Services } from '../composition-root.ts';
-import type { PlanLimits } from '../domain/plans.ts';
-import { accountQuota } from '../ratelimit/rate-limit-policy.ts';
-import type { AccountRecord } from '../storage/store.ts';
+import type { AccountRecord } from '../domain/accounts.ts';
 
 export interface WindowUsage {
   readonly name: string;
@@ -19,21 +17,18 @@ export type AccountWindows =
 const REDIS_TRIES = 4;
 
 /**
- * Peeks at the account's minute and day windows in the shared limiter, counting nothing. Only Redis
+ * Peeks at the account's windows in the shared limiter, counting nothing. Only Redis
  * holds counters this process can see: the in-memory limiter's live inside each server process.
  */
-export async function peekAccountWindows(
-  services: Services,
-  account: AccountRecord,
-  limits: PlanLimits,
-): Promise<AccountWindows> {
+export async function peekAccountWindows(services: Services, account: AccountRecord): Promise<AccountWindows> {
   if (services.config.redisUrl === undefined) {
     return {
       known: false,
       reason: "without REDIS_URL each server counts in its own memory; see a response's X-RateLimit-* headers",
     };
   }
-  const request = { ...accountQuota(account.id, limits), peek: true };
+  const { subject, windows } = services.quotas.quotaOf(account.id, account);
+  const request = { subject, windows, peek: true };
   for (let attempt = 0; attempt < REDIS_TRIES; attempt += 1) {
     const result = await services.limiter.consume(request, services.clock.now());
     // A fallback answer comes from this process's empty memory: it would be an invented number.

@@ -1,8 +1,10 @@
 import type { DestinationStream } from 'pino';
 import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
 import { operatorTokenView, type CreatedOperatorToken } from '../auth/operator-tokens.ts';
-import { limitsFor } from '../domain/plans.ts';
-import type { AccountRecord, ApiKeyRecord, OperatorTokenRecord } from '../storage/store.ts';
+import type { AccountQuotas } from '../ratelimit/account-quotas.ts';
+import type { AccountRecord } from '../domain/accounts.ts';
+import type { ApiKeyRecord } from '../domain/keys.ts';
+import type { OperatorTokenRecord } from '../domain/operator-tokens.ts';
 import type { AccountWindows } from './account-windows.ts';
 
 /** Where a command prints: results on stdout, failures on stderr; `json` picks the format of both. */
@@ -104,15 +106,8 @@ function isoOrNull(ms: number | null): string | null {
 }
 
 /** An account with its effective limits: the plan's, or the account's own on the enterprise plan. */
-function accountJson(account: AccountRecord): object {
-  const limits = limitsFor(account);
-  return {
-    name: account.name,
-    plan: account.plan,
-    perMinute: limits.perMinute,
-    perDay: limits.perDay,
-    createdAt: iso(account.createdAt),
-  };
+function accountJson(quotas: AccountQuotas, account: AccountRecord): object {
+  return { name: account.name, plan: account.plan, ...quotas.limitsOf(account), createdAt: iso(account.createdAt) };
 }
 
 export function keyJson(key: ApiKeyRecord): object {
@@ -136,17 +131,21 @@ function activeBan(key: ApiKeyRecord): string | null {
   return key.bannedUntil !== null && key.bannedUntil > Date.now() ? iso(key.bannedUntil) : null;
 }
 
-export function printAccounts(out: Output, accounts: AccountRecord[], single: boolean): void {
+/** Accounts with their limits, a column per limit window (its flag's spelling: PER-MINUTE). */
+export function printAccounts(out: Output, quotas: AccountQuotas, accounts: AccountRecord[], single: boolean): void {
+  const json = (account: AccountRecord) => accountJson(quotas, account);
   if (out.json) {
-    out.write(JSON.stringify(single ? accountJson(accounts[0] as AccountRecord) : accounts.map(accountJson)));
+    out.write(JSON.stringify(single ? json(accounts[0] as AccountRecord) : accounts.map(json)));
     return;
   }
+  const { windows } = quotas;
   table(
     out,
-    ['NAME', 'PLAN', 'PER-MINUTE', 'PER-DAY', 'CREATED'],
+    ['NAME', 'PLAN', ...windows.map((window) => window.flag.toUpperCase()), 'CREATED'],
     accounts.map((account) => {
-      const limits = limitsFor(account);
-      return [account.name, account.plan, String(limits.perMinute), String(limits.perDay), iso(account.createdAt)];
+      const limits = quotas.limitsOf(account);
+      const counts = windows.map((window) => String(limits[window.field]));
+      return [account.name, account.plan, ...counts, iso(account.createdAt)];
     }),
   );
 }
@@ -154,6 +153,7 @@ export function printAccounts(out: Output, accounts: AccountRecord[], single: bo
 /** The account, its limits, its keys and, where this process can know them, its current windows. */
 export function printAccountSummary(
   out: Output,
+  quotas: AccountQuotas,
   summary: AccountSummary,
   keys: ApiKeyRecord[],
   windows: AccountWindows,
@@ -162,7 +162,7 @@ export function printAccountSummary(
   if (out.json) {
     out.write(
       JSON.stringify({
-        ...accountJson(account),
+        ...accountJson(quotas, account),
         keys: summary.keys,
         activeKeys,
         keyList: keys.map(keyJson),
@@ -172,14 +172,13 @@ export function printAccountSummary(
     );
     return;
   }
-  const limits = limitsFor(account);
+  const limits = quotas.limitsOf(account);
   const source = account.plan === 'enterprise' ? "the account's own" : `the ${account.plan} plan's`;
   const rows: Array<[string, string]> = [
     ['name', account.name],
     ['plan', account.plan],
     ['created', iso(account.createdAt)],
-    ['per minute', `${limits.perMinute} (${source})`],
-    ['per day', `${limits.perDay} (${source})`],
+    ...quotas.windows.map((window): [string, string] => [`per ${window.name}`, `${limits[window.field]} (${source})`]),
     ['keys', `${summary.keys} (${activeKeys} active)`],
   ];
   if (windows.known) {

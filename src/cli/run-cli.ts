@@ -1,11 +1,12 @@
 import { OperatorTokenService, operatorTokenView } from '../auth/operator-tokens.ts';
 import type { Services } from '../composition-root.ts';
 import { ConfigError, loadConfig } from '../config.ts';
+import type { PlanChoice } from '../auth/account-service.ts';
 import type { AuditContext } from '../domain/audit.ts';
 import { DomainError, StorageUnavailableError } from '../errors.ts';
-import { limitsFor } from '../domain/plans.ts';
 import { peekAccountWindows } from './account-windows.ts';
-import { helpJson, parseCommandLine, usageText, UsageError, type Options } from './command-line.ts';
+import { CommandLine, UsageError, type Options } from './command-line.ts';
+import { LIMIT_WINDOWS, type LimitWindows } from '../domain/limit-windows.ts';
 import { parseDuration } from '../domain/duration.ts';
 import {
   iso,
@@ -39,19 +40,20 @@ const COMMANDS: Record<string, Handler> = {
     out.write(out.json ? JSON.stringify({ applied }) : `applied ${applied} migration(s); storage is up to date`);
   },
   'account create': async (services, options, out, by) => {
-    const account = await services.accounts.createAccount(text(options.name), planChoice(options), by);
-    printAccounts(out, [account], true);
+    const account = await services.accounts.createAccount(text(options.name), planChoice(services, options), by);
+    printAccounts(out, services.quotas, [account], true);
   },
   'account set-plan': async (services, options, out, by) => {
-    const account = await services.accounts.setPlan(text(options.name), planChoice(options), by);
-    printAccounts(out, [account], true);
+    const account = await services.accounts.setPlan(text(options.name), planChoice(services, options), by);
+    printAccounts(out, services.quotas, [account], true);
   },
-  'account list': async (services, _options, out) => printAccounts(out, await services.accounts.listAccounts(), false),
+  'account list': async (services, _options, out) =>
+    printAccounts(out, services.quotas, await services.accounts.listAccounts(), false),
   'account show': async (services, options, out) => {
     const summary = await services.accounts.describeAccount(text(options.name));
     const keys = await services.accounts.listKeys(summary.account.name);
-    const windows = await peekAccountWindows(services, summary.account, limitsFor(summary.account));
-    printAccountSummary(out, summary, keys, windows);
+    const windows = await peekAccountWindows(services, summary.account);
+    printAccountSummary(out, services.quotas, summary, keys, windows);
   },
   'key create': async (services, options, out, by) => {
     const expiresIn = options['expires-in'] === undefined ? undefined : duration(text(options['expires-in']));
@@ -93,23 +95,26 @@ function operatorTokens(services: Services): OperatorTokenService {
 /**
  * Runs one command line and answers its exit status (-1 for serve: the server decides when the
  * process ends). Commands over the store take their configuration from `environment`; serve
- * always from the process's.
+ * always from the process's. `limitWindows`: the accounts' limit windows, whose flags the plan's
+ * commands take (LIMIT_WINDOWS unless told: tests add one).
  */
 export async function runCli(
   argv: readonly string[],
   out: Output = processOutput(argv.includes('--json')),
   environment: NodeJS.ProcessEnv = process.env,
+  limitWindows: LimitWindows = LIMIT_WINDOWS,
 ): Promise<number> {
+  const commandLine = new CommandLine(limitWindows);
   let parsed: { command: string; options: Options };
   try {
-    parsed = parseCommandLine(argv);
+    parsed = commandLine.parse(argv);
   } catch (error) {
     const usage = error instanceof UsageError ? error : new UsageError(messageOf(error));
     return failUsage(out, usage);
   }
   switch (parsed.command) {
     case 'help':
-      out.write(out.json ? JSON.stringify(helpJson()) : usageText());
+      out.write(out.json ? JSON.stringify(commandLine.helpJson()) : commandLine.usageText());
       return 0;
     case 'version':
       return printVersion(out);
@@ -120,7 +125,7 @@ export async function runCli(
       return -1;
     }
     default:
-      return runCommand(parsed.command, parsed.options, out, environment);
+      return runCommand(parsed.command, parsed.options, out, environment, limitWindows);
   }
 }
 
@@ -139,6 +144,7 @@ async function runCommand(
   options: Options,
   out: Output,
   environment: NodeJS.ProcessEnv,
+  limitWindows: LimitWindows,
 ): Promise<number> {
   const command = COMMANDS[name] as Handler;
   let services: Services | undefined;
@@ -149,6 +155,7 @@ async function runCommand(
     services = await buildServices(config, {
       logger: createLogger(config.logLevel, out.logs ?? 2),
       watchReadiness: false,
+      limitWindows,
     });
     // Every command works on a fresh store; `migrate` reports what it applied itself.
     if (name !== 'migrate') await services.store.migrate();
@@ -188,8 +195,10 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function planChoice(options: Options): { plan: string; perMinute?: number; perDay?: number } {
-  return { plan: text(options.plan), perMinute: count(options, 'per-minute'), perDay: count(options, 'per-day') };
+/** The plan, and the account's own limit in each window its flag gives (`--per-minute` as `perMinute`). */
+function planChoice(services: Services, options: Options): PlanChoice {
+  const limits = services.quotas.windows.map((window) => [window.field, count(options, window.flag)] as const);
+  return { plan: text(options.plan), ...Object.fromEntries(limits) };
 }
 
 function count(options: Options, flag: string): number | undefined {

@@ -3,6 +3,10 @@
  * console) or the CLI, is one entry saying when, who, what and to what, with the values before and
  * after. An entry never holds a secret: no key, token or hash.
  */
+import type { AccountStore } from './accounts.ts';
+import type { BanStore } from './bans.ts';
+import type { KeyStore } from './keys.ts';
+import type { OperatorTokenStore } from './operator-tokens.ts';
 
 /** What was done: `<target type>.<verb>`. */
 export const AUDIT_ACTIONS = [
@@ -62,4 +66,68 @@ export interface AuditChange {
 /** A time of a record as audit values show it. */
 export function auditTime(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** One entry of the audit trail, as stored: when, who and in which request, and what changed. */
+export interface NewAuditEntry extends AuditContext, AuditChange {
+  readonly at: number;
+}
+
+export interface AuditEntryRecord extends NewAuditEntry {
+  /** Drawn by the database; with `at`, the entry's place in the trail. */
+  readonly id: number;
+}
+
+/** Where a page of the trail ends: the next page holds the entries older than this one (by `at`, then `id`). */
+export interface AuditPosition {
+  readonly at: number;
+  readonly id: number;
+}
+
+/** Entries matching every filter given, newest first (`at`, then `id`, descending). */
+export interface AuditQuery {
+  /** CLI entries (of one OS user, with `id`), or those of one operator token (its id). */
+  readonly actor?: { readonly kind: AuditActor['kind']; readonly id?: string };
+  /** Every target of a type, or the one with `id`. */
+  readonly target?: { readonly type: AuditTargetType; readonly id?: string };
+  readonly action?: AuditAction;
+  /** Only the changes made through the console, the admin API or the CLI. */
+  readonly via?: AuditVia;
+  /** At or after. */
+  readonly from?: number;
+  /** Before. */
+  readonly to?: number;
+  /** Only the entries that come after this position in that order: the next page. */
+  readonly olderThan?: AuditPosition;
+  readonly limit: number;
+}
+
+/** The tables a change may write in the transaction of its audit entry. */
+export interface AuditedTables {
+  readonly accounts: AccountStore;
+  readonly keys: KeyStore;
+  readonly bans: BanStore;
+  readonly operatorTokens: OperatorTokenStore;
+}
+
+export interface AuditedChange<T> {
+  readonly result: T;
+  /** The entry to store with the change; undefined when there is none to record. */
+  readonly entry: NewAuditEntry | undefined;
+}
+
+/** The audit trail of operators' changes. */
+export interface AuditStore {
+  /**
+   * Runs `change` in one transaction over `tables` and stores the entry it returns in that same
+   * transaction: both commit, or neither does (a change that throws writes nothing). A row read
+   * through `tables` stays locked until the commit, so the values read before a write are the ones
+   * the write replaced.
+   */
+  change<T>(change: (tables: AuditedTables) => Promise<AuditedChange<T>>): Promise<T>;
+  /** Stores an entry of a change made outside storage (a ban held by the rate limiter alone). */
+  record(entry: NewAuditEntry): Promise<void>;
+  list(query: AuditQuery): Promise<AuditEntryRecord[]>;
+  /** Deletes the entries before `before`, as a background write; how many went, or false when busy. */
+  purge(before: number): Promise<number | false>;
 }

@@ -4,7 +4,9 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { HTTP_ERROR_CODES } from '../errors.ts';
 import type { PetService } from '../pets/pet-service.ts';
+import type { AccountQuotas } from '../ratelimit/account-quotas.ts';
 import { sharedSchemas } from '../pets/pet-schemas.ts';
+import { ErrorSchema } from './error-schema.ts';
 import type { UsageService } from '../usage/usage-service.ts';
 import { buildHttpApp, type AppParts, type CoreOptions } from './core.ts';
 import { registerDocsPage } from './docs-page.ts';
@@ -20,7 +22,7 @@ import type { ReadinessMonitor } from '../readiness.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { petRoutes } from './routes/pets.ts';
 import { usageRoutes } from './routes/usage.ts';
-import { USAGE_SCHEMAS } from './routes/usage-schemas.ts';
+import { usageSchemas } from './routes/usage-schemas.ts';
 
 export interface AppDependencies {
   readonly config: Config;
@@ -37,6 +39,8 @@ export interface AppDependencies {
   readonly usage: UsageService;
   /** Where answered requests of known keys are counted for the usage history. */
   readonly tally: Omit<UsageTallyOptions, 'clock'>;
+  /** The accounts' windows (their limit windows' table among them), derived once at start-up. */
+  readonly quotas: AccountQuotas;
 }
 
 /**
@@ -52,7 +56,7 @@ export function publicCore(deps: AppDependencies): CoreOptions {
   return {
     logger: deps.logger,
     requestTimeoutMs: deps.config.requestTimeoutMs,
-    schemas: [...sharedSchemas, ...USAGE_SCHEMAS],
+    schemas: [...sharedSchemas, ErrorSchema, ...usageSchemas(deps.quotas.windows)],
     errorCodes: HTTP_ERROR_CODES,
     onStorageUnavailable: () => deps.metrics.storageUnavailable.inc(),
     document: publicDocument(deps.config.publicBaseUrl),

@@ -1,5 +1,6 @@
 import type { HttpErrorCode } from '../errors.ts';
-import { ErrorRef, type ErrorBody, type NewPetBody, type Pet } from '../pets/pet-schemas.ts';
+import { type NewPetBody, type Pet } from '../pets/pet-schemas.ts';
+import { ErrorRef, type ErrorBody } from './error-schema.ts';
 import { STATUS_OF } from './error-body.ts';
 import { HEADER_COMPONENTS_PATH } from './openapi.ts';
 

@@ -1,11 +1,6 @@
+import type { Deprecation } from '../domain/deprecation.ts';
 import type { KeyScope } from '../domain/scopes.ts';
 import type { UsageOperation } from '../domain/usage.ts';
-
-/** A deprecated operation: when it was deprecated and when it is removed (RFC 9745, RFC 8594). */
-export interface Deprecation {
-  readonly deprecatedAt: Date;
-  readonly sunsetAt: Date;
-}
 
 /**
  * What a route says of itself, in its `config`: the only place these facts are written. The steps

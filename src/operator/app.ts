@@ -13,11 +13,12 @@ import { clientAddressResolver } from '../net/client-address.ts';
 import { servedHostNames } from '../net/host-names.ts';
 import type { RateLimiter } from '../ratelimit/limiter.ts';
 import type { ReadinessMonitor } from '../readiness.ts';
-import type { Store } from '../storage/store.ts';
+import type { Store } from '../domain/store.ts';
 import type { UsageService } from '../usage/usage-service.ts';
 import { ADMIN_DOCUMENT } from './admin-openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { adminSharedSchemas } from './admin/admin-schemas.ts';
+import type { AccountQuotas } from '../ratelimit/account-quotas.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { consoleRoutes } from './console/console-routes.ts';
 import { listenerEdges } from './listener-edges.ts';
@@ -34,6 +35,8 @@ export interface AdminDependencies {
   readonly limiter: RateLimiter;
   readonly readiness: ReadinessMonitor;
   readonly usage: UsageService;
+  /** The accounts' windows (their limit windows' table among them), derived once at start-up. */
+  readonly quotas: AccountQuotas;
   /** Failed authentications per client address and minute before 429; default 10. */
   readonly authFailuresPerMinute?: number;
 }
@@ -71,7 +74,7 @@ export async function buildOperatorApp(deps: OperatorDependencies): Promise<Oper
   const core: CoreOptions = {
     ...(deps.logger === undefined ? {} : { logger: deps.logger }),
     requestTimeoutMs: admin?.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    schemas: admin === undefined ? [] : adminSharedSchemas,
+    schemas: admin === undefined ? [] : adminSharedSchemas(admin.quotas.windows),
     validation: { absentBodyIsEmpty: true },
     errorCodes: ERROR_CODES,
     ...(admin === undefined ? {} : { document: ADMIN_DOCUMENT }),
@@ -108,6 +111,7 @@ async function registerAdmin(app: FastifyInstance, admin: AdminDependencies): Pr
     readiness: admin.readiness,
     probeTimeoutMs: admin.config.storageTimeoutMs,
     usage: admin.usage,
+    quotas: admin.quotas,
     gate,
     operatorTokens: tokens,
     audit: new AuditService(admin.store.audit),

@@ -12,7 +12,7 @@ import { sendError } from '../http/error-body.ts';
 import { limitedNetworkOf, type ClientAddressOf } from '../net/client-address.ts';
 import type { RateLimiter, WindowSpec } from '../ratelimit/limiter.ts';
 import { secondsUntil } from '../ratelimit/rate-limit-headers.ts';
-import type { OperatorTokenRecord } from '../storage/store.ts';
+import type { OperatorTokenRecord } from '../domain/operator-tokens.ts';
 import { OUTAGE_TRUST_MS, RememberedVerifications, type CredentialKind } from './remembered-verifications.ts';
 
 declare module 'fastify' {

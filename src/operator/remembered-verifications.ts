@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { OperatorTokenRecord } from '../storage/store.ts';
+import type { OperatorTokenRecord } from '../domain/operator-tokens.ts';
 
 /**
  * How long a verification made in storage is trusted while storage does not answer: an operator

@@ -1,5 +1,4 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { HTTP_ERROR_CODES } from '../errors.ts';
 import { PET_STATUSES, type NewPetFieldName, type PetFieldName, type PetStatus } from '../domain/pet.ts';
 
 /**
@@ -84,15 +83,6 @@ export const PetsSchema = Type.Array(PetRef, {
   description: 'A page of pets in ascending id order.',
 });
 
-export const ErrorSchema = Type.Object(
-  {
-    code: Type.Enum(HTTP_ERROR_CODES, { type: 'string', description: 'Machine-readable error code.' }),
-    message: Type.String({ description: 'What was wrong, and where.' }),
-    status: Type.Integer({ description: 'The HTTP status code.' }),
-  },
-  { $id: 'Error', additionalProperties: false },
-);
-
 /** A page's size: the bounds validate `limit`, and its description states them for the reference page. */
 const PAGE_LIMIT = { minimum: 1, maximum: 100, default: 20 } as const;
 const PAGE_LIMIT_RANGE = `from ${PAGE_LIMIT.minimum} to ${PAGE_LIMIT.maximum}`;
@@ -125,12 +115,10 @@ export const PetIdParamsSchema = Type.Object({
   }),
 });
 
-export const sharedSchemas = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema] as const;
+export const sharedSchemas = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema] as const;
 
 export type NewPetBody = Static<typeof NewPetSchema>;
-export type ErrorBody = Static<typeof ErrorSchema>;
 export const NewPetRef = Type.Unsafe<NewPetBody>(Type.Ref('NewPet'));
 export const PetsRef = Type.Unsafe<Pet[]>(Type.Ref('Pets'));
-export const ErrorRef = Type.Unsafe<ErrorBody>(Type.Ref('Error'));
 export type ListPetsQuery = Static<typeof ListPetsQuerySchema>;
 export type PetIdParams = Static<typeof PetIdParamsSchema>;

@@ -11,7 +11,9 @@ import {
   type PetStatus,
   type SuppliedPetFieldKind,
 } from '../domain/pet.ts';
-import type { IdempotentResponse, Store } from '../storage/store.ts';
+import type { Deprecation } from '../domain/deprecation.ts';
+import type { IdempotentResponse } from '../domain/pet-store.ts';
+import type { Store } from '../domain/store.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LRUCache } from 'lru-cache';
 import { stringBytes } from '../memory-size.ts';
@@ -39,11 +41,6 @@ export interface CreateOutcome {
   readonly petId: number;
   /** True when this answers a retry from the stored first response. */
   readonly replayed: boolean;
-}
-
-export interface Deprecation {
-  readonly deprecatedAt: Date;
-  readonly sunsetAt: Date;
 }
 
 const UNCONFIRMED_CREATION = 'storage did not confirm the creation, so the pet may have been created';

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
-import type { BanStore, KeyPrincipal } from '../storage/store.ts';
+import type { BanStore } from '../domain/bans.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
 import type {
   BanRule,
   BanSubject,
@@ -9,7 +10,7 @@ import type {
   WindowSpec,
   WindowState,
 } from './limiter.ts';
-import { limitsFor, type PlanLimits } from '../domain/plans.ts';
+import { accountSubjectOf, type AccountQuotas } from './account-quotas.ts';
 import { limitedNetworkOf } from '../net/client-address.ts';
 import { policyField, rateLimitFields, secondsUntil, type RateLimitFields } from './rate-limit-headers.ts';
 
@@ -43,6 +44,8 @@ export interface BanSettings {
 }
 
 export interface RateLimitPolicyOptions {
+  /** Each account's windows, derived from the limit windows at start-up. */
+  readonly quotas: AccountQuotas;
   readonly anonymousPerMinute: number;
   /** The IPv6 networks requests without a valid key are counted per (IPV6_LIMIT_PREFIX); default 64. */
   readonly ipv6LimitPrefix?: number;
@@ -80,22 +83,8 @@ interface PreparedPrincipal {
   readonly policy: string;
 }
 
-/** Where an account's requests are counted: its subject and its minute and day windows. */
-export function accountQuota(
-  accountId: number,
-  limits: PlanLimits,
-): { readonly subject: string; readonly windows: readonly WindowSpec[] } {
-  return {
-    subject: accountSubjectOf(accountId),
-    windows: [
-      { name: 'minute', limit: limits.perMinute, seconds: 60 },
-      { name: 'day', limit: limits.perDay, seconds: 86_400 },
-    ],
-  };
-}
-
 /**
- * Decides, per request, whether it may proceed: per-account minute and day windows for keys,
+ * Decides, per request, whether it may proceed: per-account windows for keys (one per limit window),
  * a per-address minute window for everything without a valid key, and temporary bans of keys that
  * keep sending after a 429. The counting itself is the limiter's single atomic operation, and so is
  * the beginning of a ban: the limiter answers every later request of the key as banned, on every
@@ -226,13 +215,13 @@ export class RateLimitPolicy {
   private prepared(principal: KeyPrincipal): PreparedPrincipal {
     let prepared = this.preparedPrincipals.get(principal);
     if (!prepared) {
-      const { subject, windows } = accountQuota(principal.accountId, limitsFor(principal));
+      const { subject, windows, policy } = this.options.quotas.quotaOf(principal.accountId, principal);
       // The first refusal is strike 1; `threshold` more are tolerated before Retry-After passes.
       const { strikeSubject } = banSubjectOf(principal);
       prepared = {
         counted: { subject, windows, strikeSubject, ban: this.banRule },
         peeked: { subject, windows, strikeSubject, peek: true },
-        policy: policyField(windows),
+        policy,
       };
       this.preparedPrincipals.set(principal, prepared);
     }
@@ -355,10 +344,6 @@ function anonymousScope(counted: string): string {
   const slash = counted.lastIndexOf('/');
   const per = slash < 0 ? 'client address' : `client network (IPv6 ${counted.slice(slash)})`;
   return `requests without a valid API key, per ${per}`;
-}
-
-function accountSubjectOf(accountId: number): string {
-  return `account:${accountId}`;
 }
 
 /** While a key is banned, its X-RateLimit fields say nothing is left until the ban ends. */

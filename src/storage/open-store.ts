@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import { openSqliteStore } from './sqlite-dialect.ts';
-import type { Store } from './store.ts';
+import type { Store } from '../domain/store.ts';
 
 export interface OpenStoreOptions {
   /**

@@ -38,7 +38,8 @@ import {
   type PetRecord,
   type SuppliedPetFieldKind,
 } from '../domain/pet.ts';
-import type { IdempotentCreate, IdempotentOutcome, Store } from './store.ts';
+import type { IdempotentCreate, IdempotentOutcome } from '../domain/pet-store.ts';
+import type { Store } from '../domain/store.ts';
 
 export interface PostgresStoreOptions {
   /** Connections this instance may open. */

@@ -20,54 +20,55 @@ import type {
   OperatorTokensTable,
   PetsTable,
 } from './database-schema.ts';
+import { LIMIT_COLUMN_LIST, limitColumnsOf, storedLimitsOf } from './limit-columns.ts';
 import { PET_COLUMNS, petRowOf, toPet, type PetRow } from './pet-columns.ts';
+import type { AccountKeyStats, AccountPageQuery, AccountRecord, AccountStore, NewAccount } from '../domain/accounts.ts';
 import type {
-  AccountKeyStats,
-  AccountPageQuery,
-  AccountRecord,
-  AccountStore,
-  ActiveBan,
-  ApiKeyRecord,
-  AuditedChange,
-  AuditedTables,
   AuditEntryRecord,
   AuditQuery,
   AuditStore,
-  BackgroundWrite,
-  BanStore,
+  AuditedChange,
+  AuditedTables,
+  NewAuditEntry,
+} from '../domain/audit.ts';
+import type { BackgroundWrite } from '../domain/background-write.ts';
+import type { ActiveBan, BanStore, RecordedBan } from '../domain/bans.ts';
+import type { ApiKeyRecord, KeyPageQuery, KeyStore, NewApiKey } from '../domain/keys.ts';
+import type {
+  NewOperatorSession,
+  OperatorSessionCutoffs,
+  OperatorSessionStore,
+  StoredOperatorSession,
+} from '../domain/operator-sessions.ts';
+import type {
+  NewOperatorToken,
+  OperatorTokenRecord,
+  OperatorTokenStore,
+  StoredOperatorToken,
+} from '../domain/operator-tokens.ts';
+import type {
   IdempotencyScope,
   IdempotencyStore,
   IdempotentCreate,
   IdempotentOutcome,
   IdempotentResponse,
-  KeyPageQuery,
-  KeyPrincipal,
-  KeyStore,
-  NewAccount,
-  NewApiKey,
-  NewOperatorSession,
-  NewOperatorToken,
-  OperatorSessionCutoffs,
-  OperatorSessionStore,
-  OperatorTokenRecord,
-  OperatorTokenStore,
   PetListQuery,
   PetStore,
-  RecordedBan,
-  Store,
-  StoredOperatorSession,
-  StoredOperatorToken,
+} from '../domain/pet-store.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
+import type { Store } from '../domain/store.ts';
+import type {
+  KeyCallsQuery,
   StoredAccountTotals,
   StoredKeyCalls,
   UsageBucket,
   UsageCount,
   UsageSeriesQuery,
   UsageStore,
-  KeyCallsQuery,
-  NewAuditEntry,
-} from './store.ts';
+} from '../domain/usage-counts.ts';
 import type { AuditValues, AuditVia } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
+import type { StoredLimits } from '../domain/limit-windows.ts';
 import type { Plan } from '../domain/plans.ts';
 import { scopesFromText, scopesToText } from '../domain/scopes.ts';
 import { REFUSAL_OUTCOMES } from '../domain/usage.ts';
@@ -133,8 +134,7 @@ const toAccount = (row: Selectable<AccountsTable>): AccountRecord => ({
   id: toNumber(row.id),
   name: row.name,
   plan: row.plan,
-  perMinute: toNullableNumber(row.per_minute),
-  perDay: toNullableNumber(row.per_day),
+  ...storedLimitsOf(row),
   createdAt: toNumber(row.created_at),
 });
 
@@ -411,8 +411,7 @@ class SqlAccounts extends SqlTable implements AccountStore {
       .values({
         name: account.name,
         plan: account.plan,
-        per_minute: account.perMinute,
-        per_day: account.perDay,
+        ...limitColumnsOf(account),
         created_at: now,
       })
       .returningAll();
@@ -451,15 +450,10 @@ class SqlAccounts extends SqlTable implements AccountStore {
     return (await this.within(select.execute())).map(toAccount);
   }
 
-  async setPlan(
-    name: string,
-    plan: Plan,
-    perMinute: number | null,
-    perDay: number | null,
-  ): Promise<AccountRecord | undefined> {
+  async setPlan(name: string, plan: Plan, limits: StoredLimits): Promise<AccountRecord | undefined> {
     const update = this.db
       .updateTable('accounts')
-      .set({ plan, per_minute: perMinute, per_day: perDay })
+      .set({ plan, ...limitColumnsOf(limits) })
       .where('name', '=', name)
       .returningAll();
     const row = await this.within(update.executeTakeFirst());
@@ -563,8 +557,7 @@ class SqlKeys extends SqlTable implements KeyStore {
         'k.account_id',
         'a.name as account_name',
         'a.plan',
-        'a.per_minute',
-        'a.per_day',
+        ...LIMIT_COLUMN_LIST.map((column) => `a.${column}` as const),
         'k.expires_at',
         'k.revoked_at',
         'k.scopes',
@@ -578,8 +571,7 @@ class SqlKeys extends SqlTable implements KeyStore {
       accountId: toNumber(row.account_id),
       accountName: row.account_name,
       plan: row.plan,
-      perMinute: toNullableNumber(row.per_minute),
-      perDay: toNullableNumber(row.per_day),
+      ...storedLimitsOf(row),
       expiresAt: toNullableNumber(row.expires_at),
       revokedAt: toNullableNumber(row.revoked_at),
       scopes: scopesFromText(row.scopes),

@@ -300,7 +300,7 @@ class SqliteSession implements DatabaseConnection {
 }
 
 /**
- * A background write (src/storage/store.ts, BackgroundWrite) on SQLite: the statements in one
+ * A background write (src/domain/background-write.ts) on SQLite: the statements in one
  * transaction, only if this process's writer is free and one BEGIN IMMEDIATE finds the file's write
  * lock free. A busy writer returns false; a write lock held by another process (a backup, a CLI
  * command) is StorageUnavailableError, since storage refuses every write then, as it would a

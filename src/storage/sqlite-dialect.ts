@@ -41,7 +41,8 @@ import {
   type SqliteConnections,
 } from './sqlite-connections.ts';
 import type { NewPetRecord, PetRecord } from '../domain/pet.ts';
-import type { IdempotencyScope, IdempotentCreate, IdempotentOutcome, Store } from './store.ts';
+import type { IdempotencyScope, IdempotentCreate, IdempotentOutcome } from '../domain/pet-store.ts';
+import type { Store } from '../domain/store.ts';
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit is on disk

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
-import type { BackgroundWrite, UsageStore } from '../storage/store.ts';
+import type { BackgroundWrite } from '../domain/background-write.ts';
+import type { UsageStore } from '../domain/usage-counts.ts';
 import { bucketStart, DAY_MS, HOUR_MS } from '../domain/usage.ts';
 import { TallyCounts, type PendingCount, type UsageTally } from './usage-tally.ts';
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
-import type { UsageStore } from '../storage/store.ts';
+import type { UsageStore } from '../domain/usage-counts.ts';
 import type { UsageFlusher } from './usage-flusher.ts';
 import { parseInstant } from './instant.ts';
 import {

@@ -1,4 +1,4 @@
-import type { UsageCount } from '../storage/store.ts';
+import type { UsageCount } from '../domain/usage-counts.ts';
 import { bucketStart, HOUR_MS, type UsageOperation, type UsageOutcome } from '../domain/usage.ts';
 
 /** One answered request of a known key. */

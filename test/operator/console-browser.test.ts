@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/storage/open-store.ts';
-import type { UsageCount } from '../../src/storage/store.ts';
+import type { UsageCount } from '../../src/domain/usage-counts.ts';
 import { USAGE_OUTCOMES, type UsageOutcome } from '../../src/domain/usage.ts';
 import { CHROMIUM_MISSING, launchChromium } from '../support/chromium.ts';
 import { runCliInProcess } from '../support/cli-runner.ts';

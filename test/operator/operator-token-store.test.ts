@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { OPERATOR_TOKEN_PREFIX, OperatorTokenService } from '../../src/auth/operator-tokens.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
-import type { Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { backends } from '../support/backends.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { describe, it } from 'node:test';
 import { OUTAGE_TRUST_MS, RememberedVerifications } from '../../src/operator/remembered-verifications.ts';
-import type { OperatorTokenRecord } from '../../src/storage/store.ts';
+import type { OperatorTokenRecord } from '../../src/domain/operator-tokens.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
 /**

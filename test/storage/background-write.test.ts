@@ -16,13 +16,15 @@ import {
   WriterLock,
   type SqliteConnections,
 } from '../../src/storage/sqlite-connections.ts';
-import type { ApiKeyRecord, KeyPrincipal, KeyStore, Store } from '../../src/storage/store.ts';
+import type { ApiKeyRecord, KeyStore } from '../../src/domain/keys.ts';
+import type { KeyPrincipal } from '../../src/domain/principal.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { holdWriteLock } from '../support/sqlite-write-lock.ts';
 import { ALL_SCOPES } from '../../src/domain/scopes.ts';
 
 /**
- * Background writes (BackgroundWrite in src/storage/store.ts), with the keys' last-used write-back
+ * Background writes (BackgroundWrite in src/domain/background-write.ts), with the keys' last-used write-back
  * as the one there is: they never wait for a lock, so nothing waits behind them, and a batch they
  * could not write is kept, never losing a newer time.
  */

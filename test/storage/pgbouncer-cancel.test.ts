@@ -4,7 +4,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { StorageUnavailableError } from '../../src/errors.ts';
 import { openPostgresStore } from '../../src/storage/postgres-dialect.ts';
-import type { Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { POSTGRES_TEST_URL } from '../support/backends.ts';
 import { pgBouncerSkip, startPgBouncer, withDatabase, type RunningPgBouncer } from '../support/pgbouncer.ts';
 import { StartedParts } from '../support/started-parts.ts';

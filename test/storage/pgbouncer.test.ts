@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { StorageUnavailableError } from '../../src/errors.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import { openPostgresStore } from '../../src/storage/postgres-dialect.ts';
-import type { Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { pgBouncerBackend, postgresBackend, POSTGRES_TEST_URL } from '../support/backends.ts';
 import { runCliProcess } from '../support/cli-runner.ts';
 import { request, type Pet } from '../support/http-client.ts';

@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import { IdempotencyInFlightError, StorageUnavailableError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { openPostgresStore } from '../../src/storage/postgres-dialect.ts';
-import type { Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { postgresBackend } from '../support/backends.ts';
 
 /** What only PostgreSQL has: outages, timeouts, a pool that must heal, schemas chosen by URL. */

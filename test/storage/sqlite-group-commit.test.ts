@@ -6,7 +6,8 @@ import { DatabaseSync, StatementSync, type SQLInputValue } from 'node:sqlite';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { PET_STATUSES, type NewPetRecord, type PetRecord } from '../../src/domain/pet.ts';
 import { openSqliteStore } from '../../src/storage/sqlite-dialect.ts';
-import type { IdempotentCreate, IdempotentOutcome, Store } from '../../src/storage/store.ts';
+import type { IdempotentCreate, IdempotentOutcome } from '../../src/domain/pet-store.ts';
+import type { Store } from '../../src/domain/store.ts';
 
 /**
  * SQLite's group commit writes a batch of creations with multi-row INSERTs of pets and of

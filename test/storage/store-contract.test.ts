@@ -4,7 +4,10 @@ import { ConflictError } from '../../src/errors.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import type { PetRecord, PetStatus } from '../../src/domain/pet.ts';
-import type { AccountRecord, ApiKeyRecord, AuditEntryRecord, NewAuditEntry, Store } from '../../src/storage/store.ts';
+import type { AccountRecord } from '../../src/domain/accounts.ts';
+import type { AuditEntryRecord, NewAuditEntry } from '../../src/domain/audit.ts';
+import type { ApiKeyRecord } from '../../src/domain/keys.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { backends, pgBouncerBackend } from '../support/backends.ts';
 
 /**
@@ -239,16 +242,16 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         assert.deepEqual(await fresh.accounts.list(), [alpha, beta]);
         assert.equal(await fresh.accounts.count(), 2);
 
-        const upgraded = await fresh.accounts.setPlan('alpha', 'enterprise', 100, 1000);
+        const upgraded = await fresh.accounts.setPlan('alpha', 'enterprise', { perMinute: 100, perDay: 1000 });
         assert.deepEqual(upgraded, { ...alpha, plan: 'enterprise', perMinute: 100, perDay: 1000 });
         assert.deepEqual(await fresh.accounts.findByName('alpha'), upgraded);
-        assert.deepEqual(await fresh.accounts.setPlan('beta', 'pro', null, null), {
+        assert.deepEqual(await fresh.accounts.setPlan('beta', 'pro', { perMinute: null, perDay: null }), {
           ...beta,
           plan: 'pro',
           perMinute: null,
           perDay: null,
         });
-        assert.equal(await fresh.accounts.setPlan('gamma', 'pro', null, null), undefined);
+        assert.equal(await fresh.accounts.setPlan('gamma', 'pro', { perMinute: null, perDay: null }), undefined);
       });
 
       it('pages accounts by id and finds names by a substring in any case, wildcards as themselves', async () => {
@@ -347,7 +350,7 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         assert.deepEqual(await store.keys.listForAccount(account.id), [first, second]);
         assert.deepEqual(await store.keys.listForAccount(account.id + 1_000_000), []);
 
-        await store.accounts.setPlan(accountName, 'enterprise', 10, 20);
+        await store.accounts.setPlan(accountName, 'enterprise', { perMinute: 10, perDay: 20 });
         const principal = await store.keys.findPrincipalByHash(hash);
         assert.equal(principal?.plan, 'enterprise');
         assert.equal(principal?.perMinute, 10);
@@ -755,7 +758,10 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
             const found = await accounts.findByName('contended');
             // Gives the others time to read the row before this one writes it, were it not locked.
             await new Promise((resolve) => setTimeout(resolve, 5));
-            const changed = await accounts.setPlan('contended', 'enterprise', index + 2, index + 2);
+            const changed = await accounts.setPlan('contended', 'enterprise', {
+              perMinute: index + 2,
+              perDay: index + 2,
+            });
             return {
               result: changed,
               entry: entry(NOW, { before: { perMinute: found?.perMinute ?? null }, after: { perMinute: index + 2 } }),

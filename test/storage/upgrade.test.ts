@@ -6,7 +6,7 @@ import { generateApiKey, hashApiKey } from '../../src/auth/api-key.ts';
 import { KEY_SCOPES, scopeReader } from '../../src/domain/scopes.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import { openStore } from '../../src/storage/open-store.ts';
-import type { Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { backends, type Backend } from '../support/backends.ts';
 import { POSTGRES_PAIR } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';

@@ -7,6 +7,7 @@ import type { Clock } from '../../src/clock.ts';
 import { ManualClock } from './manual-clock.ts';
 import { buildServices, type Services } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
+import type { LimitWindows } from '../../src/domain/limit-windows.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { postgresBackend, sqliteBackend } from './backends.ts';
 import { redisBackend } from './redis-backend.ts';
@@ -54,6 +55,8 @@ export interface TestAppOptions {
   readonly backend?: BackendPair;
   /** The process logger; silent unless given (tests that read log lines pass one). */
   readonly logger?: Logger;
+  /** The accounts' limit windows, as the composition root takes them; LIMIT_WINDOWS unless given. */
+  readonly limitWindows?: LimitWindows;
 }
 
 let accountCounter = 0;
@@ -93,7 +96,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const backend = await backendEnvironment(options.backend ?? SQLITE_PAIR, directory);
   const config = loadConfig({ ...backend.env, LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: 'false', ...options.env });
   const clock = options.clock ?? new ManualClock(new Date('2026-06-01T12:00:00Z'));
-  const services = await buildServices(config, { clock, logger: options.logger });
+  const services = await buildServices(config, { clock, logger: options.logger, limitWindows: options.limitWindows });
   await services.store.migrate();
   const app = await buildApp(services);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });

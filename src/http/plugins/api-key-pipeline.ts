@@ -12,7 +12,7 @@ import type {
   Standing,
   UsageVerdict,
 } from '../../ratelimit/rate-limit-policy.ts';
-import type { KeyPrincipal } from '../../storage/store.ts';
+import type { KeyPrincipal } from '../../domain/principal.ts';
 import type { TalliedRequest } from '../../usage/usage-tally.ts';
 import { documentedPath } from '../document-paths.ts';
 import { sendError } from '../error-body.ts';

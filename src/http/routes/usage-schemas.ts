@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { KeyScopesSchema } from '../../auth/key-scopes-schema.ts';
+import { byWindow, type ByWindow, type LimitWindows } from '../../domain/limit-windows.ts';
 import { PLANS } from '../../domain/plans.ts';
 import { HOUR_MS } from '../../domain/usage.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
@@ -53,55 +54,67 @@ const DeprecatedUsageSchema = Type.Object(
   },
 );
 
-export const UsageSchema = Type.Object(
-  {
-    account: Type.Object(
-      {
-        name: Type.String({ description: "The account's unique name." }),
-        plan: Type.Enum(PLANS, { type: 'string', description: 'The plan that sets the limits.' }),
-      },
-      { additionalProperties: false },
-    ),
-    windows: Type.Object(
-      { minute: UsageWindowSchema('minute'), day: UsageWindowSchema('day') },
-      { additionalProperties: false },
-    ),
-    key: Type.Object(
-      {
-        id: Type.String({ description: "The key's non-secret id, as `key list` shows it." }),
-        expiresAt: Type.Union([Instant('When the key stops working.'), Type.Null()]),
-        scopes: KeyScopesSchema('What the key may do: each operation names the scope it needs. Fixed at issue.'),
-        ban: Type.Union([
-          Type.Object(
-            {
-              until: Instant('When the ban ends.'),
-              retryAfter: Type.Integer({ minimum: 1, description: 'Seconds until the ban ends.' }),
-            },
-            { additionalProperties: false },
-          ),
-          Type.Null(),
-        ]),
-      },
-      { additionalProperties: false, description: 'The key of this request.' },
-    ),
-    deprecated: Type.Union([
-      Type.Array(DeprecatedUsageSchema, {
-        description: 'One entry per deprecated operation, even when the account made no calls of it.',
-      }),
-      Type.Null({
-        description:
-          'The recorded calls cannot be read now (storage is unavailable); the rest of the answer does not need them.',
-      }),
-    ]),
-  },
-  {
-    $id: 'Usage',
-    additionalProperties: false,
-    description: "Where the caller's account and key stand; reading it spends none of the account's quota.",
-  },
-);
+type UsageWindow = Static<ReturnType<typeof UsageWindowSchema>>;
 
-export type Usage = Static<typeof UsageSchema>;
+/** A window per limit window, by its name (`minute`), in the table's order. */
+const UsageWindowsSchema = (windows: LimitWindows) =>
+  Type.Unsafe<ByWindow<'name', UsageWindow>>(
+    Type.Object(
+      byWindow(windows, 'name', (window) => UsageWindowSchema(window.name)),
+      { additionalProperties: false },
+    ),
+  );
+
+/** GET /v1/usage's answer, with the windows of the table the service runs on. */
+const usageSchema = (windows: LimitWindows) =>
+  Type.Object(
+    {
+      account: Type.Object(
+        {
+          name: Type.String({ description: "The account's unique name." }),
+          plan: Type.Enum(PLANS, { type: 'string', description: 'The plan that sets the limits.' }),
+        },
+        { additionalProperties: false },
+      ),
+      windows: UsageWindowsSchema(windows),
+      key: Type.Object(
+        {
+          id: Type.String({ description: "The key's non-secret id, as `key list` shows it." }),
+          expiresAt: Type.Union([Instant('When the key stops working.'), Type.Null()]),
+          scopes: KeyScopesSchema('What the key may do: each operation names the scope it needs. Fixed at issue.'),
+          ban: Type.Union([
+            Type.Object(
+              {
+                until: Instant('When the ban ends.'),
+                retryAfter: Type.Integer({ minimum: 1, description: 'Seconds until the ban ends.' }),
+              },
+              { additionalProperties: false },
+            ),
+            Type.Null(),
+          ]),
+        },
+        { additionalProperties: false, description: 'The key of this request.' },
+      ),
+      deprecated: Type.Union([
+        Type.Array(DeprecatedUsageSchema, {
+          description: 'One entry per deprecated operation, even when the account made no calls of it.',
+        }),
+        Type.Null({
+          description:
+            'The recorded calls cannot be read now (storage is unavailable); ' +
+            'the rest of the answer does not need them.',
+        }),
+      ]),
+    },
+    {
+      $id: 'Usage',
+      additionalProperties: false,
+      description: "Where the caller's account and key stand; reading it spends none of the account's quota.",
+    },
+  );
+
+/** The answer's type: LIMIT_WINDOWS' windows, and any a given table adds. */
+export type Usage = Static<ReturnType<typeof usageSchema>>;
 
 export const UsageRef = Type.Unsafe<Usage>(Type.Ref('Usage'));
 
@@ -126,8 +139,10 @@ export type UsageHistory = Static<typeof UsageHistorySchema>;
 
 export const UsageHistoryRef = Type.Unsafe<UsageHistory>(Type.Ref('UsageHistory'));
 
-/** The schemas that the usage routes refer to by name (registered by plugins/schemas.ts). */
-export const USAGE_SCHEMAS = [UsageSchema, UsageHistorySchema] as const;
+/** The schemas that the usage routes refer to by name, with the windows of the table the service runs on. */
+export function usageSchemas(windows: LimitWindows): readonly object[] {
+  return [usageSchema(windows), UsageHistorySchema];
+}
 
 const INSTANT_EXPECTATION = 'an ISO 8601 date or date-time with its offset, e.g. 2026-11-25 or 2026-11-25T10:00:00Z';
 

@@ -1,6 +1,5 @@
-import type { WindowState } from '../../ratelimit/limiter.ts';
 import type { Standing } from '../../ratelimit/rate-limit-policy.ts';
-import type { KeyPrincipal } from '../../storage/store.ts';
+import type { KeyPrincipal } from '../../domain/principal.ts';
 import type { DeprecatedUsage } from '../../usage/usage-service.ts';
 import { deprecatedUsageView, isoOf } from '../../usage/usage-views.ts';
 import type { Usage } from './usage-schemas.ts';
@@ -14,7 +13,7 @@ export function usageOf(
   const { ban } = standing;
   return {
     account: { name: principal.accountName, plan: principal.plan },
-    windows: { minute: windowOf(standing, 'minute'), day: windowOf(standing, 'day') },
+    windows: windowsOf(standing),
     key: {
       id: principal.keyId,
       expiresAt: principal.expiresAt === null ? null : isoOf(principal.expiresAt),
@@ -25,7 +24,13 @@ export function usageOf(
   };
 }
 
-function windowOf(standing: Standing, name: string): Usage['windows']['minute'] {
-  const window = standing.windows.find((candidate) => candidate.name === name) as WindowState;
-  return { limit: window.limit, remaining: window.remaining, reset: Math.ceil(window.resetAt / 1000) };
+/**
+ * The account's windows by name, as the limiter answered them: one per limit window of the table the
+ * service runs on, in its order, and that table holds every window of LIMIT_WINDOWS (checkLimitWindows).
+ */
+function windowsOf(standing: Standing): Usage['windows'] {
+  const windows: Record<string, Usage['windows'][string]> = {};
+  for (const { name, limit, remaining, resetAt } of standing.windows)
+    windows[name] = { limit, remaining, reset: Math.ceil(resetAt / 1000) };
+  return windows as Usage['windows'];
 }

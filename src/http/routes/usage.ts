@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { settleWithin } from '../../deadline.ts';
 import { StorageUnavailableError } from '../../errors.ts';
 import type { Standing } from '../../ratelimit/rate-limit-policy.ts';
-import type { KeyPrincipal } from '../../storage/store.ts';
+import type { KeyPrincipal } from '../../domain/principal.ts';
 import type { UsageService } from '../../usage/usage-service.ts';
 import { historyView } from '../../usage/usage-views.ts';
 import { errorResponses, headerRefs, RESPONSE_HEADERS, RATE_LIMIT_HEADERS } from '../openapi-responses.ts';

@@ -1,10 +1,9 @@
 import type { AccountService } from '../../auth/account-service.ts';
 import type { Clock } from '../../clock.ts';
-import { limitsFor } from '../../domain/plans.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { RateLimiter } from '../../ratelimit/limiter.ts';
-import { accountQuota } from '../../ratelimit/rate-limit-policy.ts';
-import type { AccountKeyStats, AccountRecord } from '../../storage/store.ts';
+import type { AccountQuotas } from '../../ratelimit/account-quotas.ts';
+import type { AccountKeyStats, AccountRecord } from '../../domain/accounts.ts';
 import type { AdminAccount, AdminAccountDetail } from './admin-schemas.ts';
 import { iso, isoOrNull, keyElement } from './admin-views.ts';
 
@@ -19,14 +18,18 @@ export interface AccountPresenterOptions {
   readonly accounts: AccountService;
   readonly limiter: RateLimiter;
   readonly clock: Clock;
+  readonly quotas: AccountQuotas;
 }
 
 /** Accounts as the admin API shows them, with today's use read from the limiter. */
 export class AccountPresenter {
   private readonly options: AccountPresenterOptions;
+  /** Where the day window is among an account's windows. */
+  private readonly day: number;
 
   constructor(options: AccountPresenterOptions) {
     this.options = options;
+    this.day = options.quotas.indexOf('perDay');
   }
 
   async account(account: AccountRecord, keys: AccountKeyStats): Promise<AdminAccount> {
@@ -58,7 +61,7 @@ export class AccountPresenter {
 
   /** The fields of both views, `keys` as each has them. */
   private async view<Keys>(account: AccountRecord, keys: Keys, lastUsedAt: number | null) {
-    const limits = limitsFor(account);
+    const limits = this.options.quotas.limitsOf(account);
     return {
       name: account.name,
       plan: account.plan,
@@ -76,11 +79,12 @@ export class AccountPresenter {
    * stand-in, this process's memory, would give an invented number).
    */
   private async usedToday(account: AccountRecord): Promise<number | null> {
-    const request = { ...accountQuota(account.id, limitsFor(account)), peek: true };
+    const { subject, windows } = this.options.quotas.quotaOf(account.id, account);
+    const request = { subject, windows, peek: true };
     try {
       const result = await this.options.limiter.consume(request, this.options.clock.now());
       if (result.fallback) return null;
-      const day = result.windows.find((window) => window.name === 'day');
+      const day = result.windows[this.day];
       return day === undefined ? null : day.limit - day.remaining;
     } catch {
       return null;

@@ -2,26 +2,23 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
 import { auditContextOf } from '../../audit/audit-actors.ts';
+import { listed } from '../../domain/limit-windows.ts';
 import { AccountPresenter } from './account-presenter.ts';
 import { accountCursor, afterAccount, nextCursor } from './admin-cursors.ts';
-import {
-  AccountParams,
-  AccountRef,
-  AccountsQuery,
-  ADMIN_PAGE_LIMIT,
-  NewAccountBody,
-  PlanChangeBody,
-  refs,
-} from './admin-schemas.ts';
+import { AccountParams, AccountRef, AccountsQuery, ADMIN_PAGE_LIMIT, planBodies, refs } from './admin-schemas.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
 
-type Needs = Pick<AdminRouteOptions, 'accounts' | 'clock' | 'limiter'>;
+type Needs = Pick<AdminRouteOptions, 'accounts' | 'clock' | 'limiter' | 'quotas'>;
 
 /** Accounts: listed, created, read, and their plans changed. */
 export const accountRoutes: FastifyPluginAsync<Needs> = async (untyped, options) => {
   const app = untyped.withTypeProvider<TypeBoxTypeProvider>();
   const { accounts } = options;
   const present = new AccountPresenter(options);
+  const { windows } = options.quotas;
+  const bodies = planBodies(windows);
+  const fields = windows.map((window) => `\`${window.field}\``);
+  const needs = `\`enterprise\` needs ${listed(fields)}; other plans take ${fields.length === 2 ? 'neither' : 'none'}`;
 
   app.get(
     `${ADMIN_PREFIX}/accounts`,
@@ -55,9 +52,8 @@ export const accountRoutes: FastifyPluginAsync<Needs> = async (untyped, options)
         operationId: 'createAccount',
         tags: ['accounts'],
         summary: 'Create an account',
-        description:
-          'As `petstore account create`. `enterprise` needs `perMinute` and `perDay`; other plans take neither.',
-        body: NewAccountBody,
+        description: `As \`petstore account create\`. ${needs}.`,
+        body: bodies.newAccount,
         response: {
           201: adminAnswer('The new account.', AccountRef),
           ...adminErrors(400, 403, 409, 413, 415),
@@ -97,7 +93,7 @@ export const accountRoutes: FastifyPluginAsync<Needs> = async (untyped, options)
         summary: "Change an account's plan",
         description: 'As `petstore account set-plan`; servers apply it within `KEY_CACHE_TTL_MS`.',
         params: AccountParams,
-        body: PlanChangeBody,
+        body: bodies.planChange,
         response: {
           200: adminAnswer('The account with its new plan.', AccountRef),
           ...adminErrors(400, 403, 404, 413, 415),

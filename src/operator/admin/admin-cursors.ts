@@ -1,5 +1,5 @@
 import { ValidationError } from '../../errors.ts';
-import type { AuditPosition } from '../../storage/store.ts';
+import type { AuditPosition } from '../../domain/audit.ts';
 
 /**
  * The cursors of the admin lists: opaque to clients, base64url of a versioned position, the last

@@ -3,9 +3,10 @@ import type { AccountService } from '../../auth/account-service.ts';
 import type { KeyVerifier } from '../../auth/key-verifier.ts';
 import type { OperatorTokenService } from '../../auth/operator-tokens.ts';
 import type { Clock } from '../../clock.ts';
+import type { AccountQuotas } from '../../ratelimit/account-quotas.ts';
 import type { RateLimiter } from '../../ratelimit/limiter.ts';
 import type { ReadinessMonitor } from '../../readiness.ts';
-import type { Store } from '../../storage/store.ts';
+import type { Store } from '../../domain/store.ts';
 import type { UsageService } from '../../usage/usage-service.ts';
 import type { AuditService } from '../../audit/audit-service.ts';
 import type { OperatorGate } from '../operator-auth.ts';
@@ -26,6 +27,8 @@ export interface AdminRouteOptions {
   /** This process's key cache: a revocation here takes effect here at once. */
   readonly keyVerifier: KeyVerifier;
   readonly limiter: RateLimiter;
+  /** The accounts' windows, derived once at start-up from the limit windows. */
+  readonly quotas: AccountQuotas;
   readonly clock: Clock;
   readonly readiness: ReadinessMonitor;
   /** Longest a readiness probe may take. */

@@ -3,9 +3,18 @@ import { KEY_SCOPES_EXPECTATION, KeyScopesSchema } from '../../auth/key-scopes-s
 import { ERROR_CODES } from '../../errors.ts';
 import { ACCOUNT_NAME_PATTERN, ACCOUNT_NAME_RULE } from '../../domain/account-names.ts';
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES, AUDIT_VIAS } from '../../domain/audit.ts';
-import { PLANS } from '../../domain/plans.ts';
+import {
+  byWindow,
+  listed,
+  LIMIT_WINDOWS,
+  type LimitWindows,
+  type WindowField,
+  type WindowLimits,
+} from '../../domain/limit-windows.ts';
+import { PLANS, type Plan } from '../../domain/plans.ts';
 import { KEY_SCOPES, scopesExplained } from '../../domain/scopes.ts';
 import { usageHistorySchema } from '../../usage/usage-schemas.ts';
+import { AdminErrorSchema } from '../../http/error-schema.ts';
 
 /**
  * The shapes of the admin API, written once: they validate requests, type the handlers and are the
@@ -23,20 +32,6 @@ const Instant = (description: string) => Type.String({ format: 'date-time', desc
 const MaybeInstant = (description: string) => Type.Union([Instant(description), Type.Null()]);
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
-export const AdminErrorSchema = Type.Object(
-  {
-    code: Type.Enum(ADMIN_ERROR_CODES, { type: 'string', description: 'Machine-readable error code.' }),
-    message: Type.String({ description: 'What was wrong, and where.' }),
-    status: Type.Integer({ description: 'The HTTP status code.' }),
-  },
-  {
-    $id: 'Error',
-    additionalProperties: false,
-    description:
-      'The Error body of the public API. Besides its codes: `conflict` (409, the name is taken) and ' +
-      '`forbidden` (403, a state-changing request authenticated by the console cookie came from another origin).',
-  },
-);
 export type AdminError = Static<typeof AdminErrorSchema>;
 
 export const KEY_STATES = ['active', 'revoked', 'expired', 'banned'] as const;
@@ -73,13 +68,19 @@ export const CreatedKeySchema = Type.Object(
 );
 export type AdminCreatedKey = Static<typeof CreatedKeySchema>;
 
-const LimitsSchema = Type.Object(
-  {
-    perMinute: Type.Integer({ minimum: 1, description: 'Requests per UTC minute.' }),
-    perDay: Type.Integer({ minimum: 1, description: 'Requests per UTC day.' }),
-  },
-  { additionalProperties: false, description: "The effective limits: the plan's, or on enterprise the account's own." },
-);
+/** A limit per window, by its field (`perMinute`), in the table's order. */
+const limitsSchema = (windows: LimitWindows) =>
+  Type.Unsafe<WindowLimits>(
+    Type.Object(
+      byWindow(windows, 'field', (window) =>
+        Type.Integer({ minimum: 1, description: `Requests per UTC ${window.name}.` }),
+      ),
+      {
+        additionalProperties: false,
+        description: "The effective limits: the plan's, or on enterprise the account's own.",
+      },
+    ),
+  );
 
 const TodaySchema = Type.Object(
   {
@@ -94,35 +95,40 @@ const TodaySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const accountFields = {
+const accountFields = (windows: LimitWindows) => ({
   name: Type.String({ description: "The account's unique name." }),
   plan: Type.Enum(PLANS, { type: 'string', description: 'The plan that sets the limits.' }),
-  limits: LimitsSchema,
+  limits: limitsSchema(windows),
   today: TodaySchema,
   lastUsedAt: MaybeInstant('The latest last use of any of its keys; null: none used.'),
   createdAt: Instant('When the account was created.'),
-};
+});
 
-export const AccountSchema = Type.Object(
-  {
-    ...accountFields,
-    keys: Type.Object(
-      {
-        total: Count('Every key, revoked and expired ones included.'),
-        active: Count('Keys neither revoked nor expired (a banned key counts: its ban ends).'),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { $id: 'Account', additionalProperties: false, description: 'An account, its limits and its keys counted.' },
-);
+const accountSchema = (windows: LimitWindows) =>
+  Type.Object(
+    {
+      ...accountFields(windows),
+      keys: Type.Object(
+        {
+          total: Count('Every key, revoked and expired ones included.'),
+          active: Count('Keys neither revoked nor expired (a banned key counts: its ban ends).'),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { $id: 'Account', additionalProperties: false, description: 'An account, its limits and its keys counted.' },
+  );
+/** The schemas of LIMIT_WINDOWS' table: what the handlers and the console are typed by. */
+export const AccountSchema = accountSchema(LIMIT_WINDOWS);
 export type AdminAccount = Static<typeof AccountSchema>;
 export const AccountRef = Type.Unsafe<AdminAccount>(Type.Ref('Account'));
 
-export const AccountDetailSchema = Type.Object(
-  { ...accountFields, keys: Type.Array(KeyRef, { description: 'Its keys, oldest first.' }) },
-  { $id: 'AccountDetail', additionalProperties: false, description: 'An account, its limits and its keys.' },
-);
+const accountDetailSchema = (windows: LimitWindows) =>
+  Type.Object(
+    { ...accountFields(windows), keys: Type.Array(KeyRef, { description: 'Its keys, oldest first.' }) },
+    { $id: 'AccountDetail', additionalProperties: false, description: 'An account, its limits and its keys.' },
+  );
+export const AccountDetailSchema = accountDetailSchema(LIMIT_WINDOWS);
 export type AdminAccountDetail = Static<typeof AccountDetailSchema>;
 
 const NextCursor = Type.Union([Type.String(), Type.Null()], {
@@ -384,12 +390,13 @@ export const AuditTrailSchema = Type.Object(
 );
 export type AdminAuditTrail = Static<typeof AuditTrailSchema>;
 
-export const adminSharedSchemas = [
+/** The components of the admin document, the accounts' limits those of the table the service runs on. */
+export const adminSharedSchemas = (windows: LimitWindows): readonly object[] => [
   AdminErrorSchema,
   KeySchema,
   CreatedKeySchema,
-  AccountSchema,
-  AccountDetailSchema,
+  accountSchema(windows),
+  accountDetailSchema(windows),
   AccountsSchema,
   KeysSchema,
   BansSchema,
@@ -402,7 +409,7 @@ export const adminSharedSchemas = [
   OperatorTokensSchema,
   AuditEntrySchema,
   AuditTrailSchema,
-] as const;
+];
 
 /** The component each name refers to, as a `$ref` with its static type. */
 export const refs = {
@@ -426,29 +433,41 @@ export const refs = {
 
 const POSITIVE = 'a positive integer';
 
-const planFields = {
+/** A plan and, on enterprise, the account's own limit in each window, by its field. */
+const planFields = (windows: LimitWindows) => ({
   plan: Type.Enum(PLANS, {
     type: 'string',
     description: 'free, pro, business or enterprise.',
     'x-expectation': `one of ${PLANS.join(', ')}`,
   }),
-  perMinute: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Enterprise only, with perDay.', 'x-expectation': POSITIVE }),
-  ),
-  perDay: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Enterprise only, with perMinute.', 'x-expectation': POSITIVE }),
-  ),
-};
+  ...byWindow(windows, 'field', (window) => {
+    const others = windows.filter((other) => other !== window).map((other) => other.field);
+    const description = `Enterprise only, with ${listed(others)}.`;
+    return Type.Optional(Type.Integer({ minimum: 1, description, 'x-expectation': POSITIVE }));
+  }),
+});
 
-export const NewAccountBody = Type.Object(
-  {
-    name: Type.String({ description: `${ACCOUNT_NAME_RULE}.` }),
-    ...planFields,
-  },
-  { additionalProperties: false },
-);
+/** The limits a plan change or a new account may set, by field: every window of LIMIT_WINDOWS, and a given table's. */
+type LimitChoice = { readonly [F in WindowField]?: number } & { readonly [field: string]: unknown };
 
-export const PlanChangeBody = Type.Object(planFields, { additionalProperties: false });
+export type AdminPlanChange = { readonly plan: Plan } & LimitChoice;
+export type AdminNewAccount = { readonly name: string } & AdminPlanChange;
+
+/** The bodies of the plan's operations, with the windows of the table the service runs on. */
+export function planBodies(windows: LimitWindows) {
+  return {
+    newAccount: Type.Unsafe<AdminNewAccount>(
+      Type.Object(
+        { name: Type.String({ description: `${ACCOUNT_NAME_RULE}.` }), ...planFields(windows) },
+        { additionalProperties: false },
+      ),
+    ),
+    planChange: Type.Unsafe<AdminPlanChange>(Type.Object(planFields(windows), { additionalProperties: false })),
+  };
+}
+
+/** The bodies of LIMIT_WINDOWS' table, for types. */
+export const { newAccount: NewAccountBody, planChange: PlanChangeBody } = planBodies(LIMIT_WINDOWS);
 
 export const NewKeyBody = Type.Object(
   {
@@ -577,8 +596,6 @@ export const AccountsQuery = Type.Object({
 export const KeysQuery = Type.Object(pageFields);
 
 /** The request bodies as the console sends them. */
-export type AdminNewAccount = Static<typeof NewAccountBody>;
-export type AdminPlanChange = Static<typeof PlanChangeBody>;
 export type AdminNewKey = Static<typeof NewKeyBody>;
 
 export const AUDIT_LIMIT = { minimum: 1, maximum: 200, default: 50 } as const;

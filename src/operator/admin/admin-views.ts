@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from '../../storage/store.ts';
+import type { ApiKeyRecord } from '../../domain/keys.ts';
 import type { AdminKey, KeyState } from './admin-schemas.ts';
 
 /** Records as the admin API sends them: times as ISO 8601 strings. */

@@ -4,6 +4,7 @@
 
 /**
  * @import { AdminAccount, AdminAccountDetail, AdminPlanChange } from '../../../admin/admin-schemas.ts'
+ * @import { WindowField } from '../../../../domain/limit-windows.ts'
  */
 
 import { el, field } from './dom.js';
@@ -12,7 +13,14 @@ import { el, field } from './dom.js';
 const PLAN_NAMES = { free: 'free', pro: 'pro', business: 'business', enterprise: 'enterprise (its own limits)' };
 
 /**
- * A plan's choice and, for enterprise only, its two limits, as the admin API takes them.
+ * The label of each limit window's input, by its field: `tsc` refuses this table until it names
+ * every window of LIMIT_WINDOWS (src/domain/limit-windows.ts), and the inputs follow from it.
+ * @type {Readonly<Record<WindowField, string>>}
+ */
+const LIMIT_LABELS = { perMinute: 'Per minute', perDay: 'Per day' };
+
+/**
+ * A plan's choice and, for enterprise only, its limits (one per window), as the admin API takes them.
  * @param {string} id the prefix of the inputs' ids
  * @param {AdminAccount | AdminAccountDetail} [current]
  */
@@ -24,20 +32,15 @@ export function planInputs(id, current) {
     plans.map(([plan, label]) => el('option', { value: plan, selected: current?.plan === plan }, label)),
   );
   const own = current?.plan === 'enterprise' ? current.limits : undefined;
-  /**
-   * @param {'perMinute' | 'perDay'} name
-   * @param {number | undefined} value
-   */
-  const limit = (name, value) =>
-    el('input', { id: `${id}-${name}`, name, type: 'number', min: 1, step: 1, required: true, value, class: 'number' });
-  const perMinute = limit('perMinute', own?.perMinute);
-  const perDay = limit('perDay', own?.perDay);
-  const limits = el('span', { class: 'limits' }, field('Per minute', perMinute), field('Per day', perDay));
+  const inputs = /** @type {[WindowField, string][]} */ (Object.entries(LIMIT_LABELS)).map(([name, label]) => {
+    const attributes = { id: `${id}-${name}`, name, type: 'number', min: 1, step: 1, required: true };
+    return { name, label, input: el('input', { ...attributes, value: own?.[name], class: 'number' }) };
+  });
+  const limits = el('span', { class: 'limits' }, ...inputs.map(({ label, input }) => field(label, input)));
   const sync = () => {
     const enterprise = select.value === 'enterprise';
     limits.hidden = !enterprise;
-    perMinute.disabled = !enterprise;
-    perDay.disabled = !enterprise;
+    for (const { input } of inputs) input.disabled = !enterprise;
   };
   select.addEventListener('change', sync);
   sync();
@@ -47,7 +50,7 @@ export function planInputs(id, current) {
     value() {
       const plan = /** @type {AdminAccount['plan']} */ (select.value);
       if (plan !== 'enterprise') return { plan };
-      return { plan, perMinute: perMinute.valueAsNumber, perDay: perDay.valueAsNumber };
+      return { plan, ...Object.fromEntries(inputs.map(({ name, input }) => [name, input.valueAsNumber])) };
     },
   };
 }
