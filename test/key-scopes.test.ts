@@ -34,11 +34,12 @@ const SCOPE_OF: Readonly<Record<string, KeyScope>> = {
   createPet: 'pets:write',
   getUsage: 'usage:read',
   getUsageHistory: 'usage:read',
+  listKeys: 'keys:manage',
 };
 
 /** What a call of an operation needs beyond its method and path, and what the usage history counts it as. */
 interface CallFacts {
-  readonly usage: 'listPets' | 'getPet' | 'createPet' | 'usage';
+  readonly usage: 'listPets' | 'getPet' | 'createPet' | 'usage' | 'keys';
   readonly json?: unknown;
   /** Whether the account's windows count it (GET /v1/usage and its history have a small limit of their own). */
   readonly spendsQuota: boolean;
@@ -50,6 +51,7 @@ const CALLS: Readonly<Record<string, CallFacts>> = {
   createPet: { usage: 'createPet', json: NEW_PET, spendsQuota: true },
   getUsage: { usage: 'usage', spendsQuota: false },
   getUsageHistory: { usage: 'usage', spendsQuota: false },
+  listKeys: { usage: 'keys', spendsQuota: true },
 };
 
 interface DocumentedOperation {

@@ -17,6 +17,7 @@ const OPERATIONS = [
   ['/pets/{petId}', 'get', 'getPet'],
   ['/usage', 'get', 'getUsage'],
   ['/usage/history', 'get', 'getUsageHistory'],
+  ['/keys', 'get', 'listKeys'],
 ] as const;
 
 const SHARED_HEADERS = [
@@ -158,6 +159,7 @@ describe('The OpenAPI document', () => {
   it('has the server URL ending in /v1 and paths relative to it', () => {
     assert.deepEqual(document['servers'], [{ url: '/v1' }]);
     assert.deepEqual(Object.keys(child(document, 'paths')).sort(), [
+      '/keys',
       '/pets',
       '/pets/{petId}',
       '/usage',
@@ -177,6 +179,7 @@ describe('The OpenAPI document', () => {
       const served = await fetchDocument(behindProxy);
       assert.deepEqual(served['servers'], [{ url: 'https://pets.example.com/store/v1' }]);
       assert.deepEqual(Object.keys(child(served, 'paths')).sort(), [
+        '/keys',
         '/pets',
         '/pets/{petId}',
         '/usage',
@@ -306,6 +309,7 @@ describe('The OpenAPI document', () => {
     }
     assert.deepEqual([...seenSchemas].sort(), [
       '#/components/schemas/Error',
+      '#/components/schemas/Keys',
       '#/components/schemas/Pet',
       '#/components/schemas/Pets',
       '#/components/schemas/Usage',

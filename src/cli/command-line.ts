@@ -178,8 +178,9 @@ function notes(windows: LimitWindows): string {
 DURATION: 90s, 15m, 12h, 30d, 2w
 SCOPES: one or more of these, comma-separated:
 ${SCOPE_LINES}
-  without --scopes a key holds every scope, those of later releases included; a key's scopes
-  never change: to change them, create a new key and revoke the old one
+  without --scopes a key holds every scope but keys:manage, those of later releases included;
+  keys:manage only when named; a key's scopes never change: to change them, create a new key
+  and revoke the old one
 --json: one line of JSON instead of text, failures included; help --json lists the commands
 configuration comes from the environment (DATABASE_URL, …), as for the server
 exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration`;

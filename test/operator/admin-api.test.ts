@@ -485,7 +485,7 @@ describeEachBackend('the admin API', (backend) => {
 
   it('POST /accounts/{name}/keys refuses unknown, repeated and missing scopes, naming the valid ones', async () => {
     const name = await newAccount();
-    const valid = 'pets:read, pets:write, usage:read';
+    const valid = 'pets:read, pets:write, usage:read, keys:manage';
     for (const scopes of [['pets:read', 'Pets:Write'], [], ['pets:read', 'pets:read'], 'pets:read', [7]]) {
       const refused = await admin(`/admin/v1/accounts/${name}/keys`, { method: 'POST', json: { scopes } });
       assertError(refused, 400, 'invalid_body', "field 'scopes'", valid);

@@ -617,8 +617,9 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
           ['pets:read', true],
           ['pets:write', true],
           ['usage:read', true],
+          ['keys:manage', false],
         ],
-        'every scope, checked: what a key issued without a choice has',
+        'every scope but keys:manage, checked: what a key issued without a choice has',
       );
 
       // None checked: the admin API's refusal, shown in the form, names the scopes to choose from.
@@ -628,7 +629,7 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
       await problem.waitFor();
       assert.match(
         await problem.innerText(),
-        /field 'scopes' must be a list of one or more of pets:read, pets:write, usage:read/,
+        /field 'scopes' must be a list of one or more of pets:read, pets:write, usage:read, keys:manage/,
       );
       assert.equal(await page.locator('#new-key').count(), 0, 'no key was issued');
 

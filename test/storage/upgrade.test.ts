@@ -3,7 +3,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { generateApiKey, hashApiKey } from '../../src/auth/api-key.ts';
-import { KEY_SCOPES, scopeReader } from '../../src/domain/scopes.ts';
+import { ALL_SCOPES, KEY_SCOPES, NEVER_IMPLIED, scopeReader } from '../../src/domain/scopes.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { Store } from '../../src/domain/store.ts';
@@ -298,7 +298,7 @@ for (const backend of await backends()) {
       await store.migrate();
       // Keys issued by this release: without a choice, and with every scope named.
       await store.keys.create({ id: 'unchosen', accountId: account.id, hash: 'hash-unchosen', expiresAt: null }, NOW);
-      const named = { id: 'named', accountId: account.id, hash: 'hash-named', expiresAt: null, scopes: KEY_SCOPES };
+      const named = { id: 'named', accountId: account.id, hash: 'hash-named', expiresAt: null, scopes: ALL_SCOPES };
       await store.keys.create(named, NOW);
 
       const stored = await storedScopes(backend, url);
@@ -321,7 +321,7 @@ for (const backend of await backends()) {
       assert.deepEqual(read.get('some'), ['pets:read', 'usage:read']);
       assert.deepEqual((await store.keys.findPrincipalByHash('hash-every'))?.scopes, EVERY_SCOPE);
       // A release with a fourth scope reads the same texts: the marked keys hold it, the others do not.
-      const later = scopeReader([...KEY_SCOPES, 'pets:delete']);
+      const later = scopeReader([...KEY_SCOPES, 'pets:delete'], NEVER_IMPLIED);
       const laterScopes = new Map([...stored].map(([id, text]) => [id, later(text)]));
       assert.deepEqual(laterScopes.get('every'), [...EVERY_SCOPE, 'pets:delete']);
       assert.deepEqual(laterScopes.get('unchosen'), [...EVERY_SCOPE, 'pets:delete']);

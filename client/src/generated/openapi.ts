@@ -90,6 +90,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your account's keys
+     * @description The keys of the caller's account, oldest first, revoked and expired ones included; never a secret. When more may follow, a `Link: <…>; rel="next"` header carries the URL of the next page (same limit, plus an opaque `cursor`). Unknown query parameters are ignored; a repeated known parameter is refused.
+     */
+    get: operations['listKeys'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -207,7 +227,7 @@ export interface components {
         id: string;
         expiresAt: string | null;
         /** @description What the key may do: each operation names the scope it needs. Fixed at issue. */
-        scopes: ('pets:read' | 'pets:write' | 'usage:read')[];
+        scopes: ('pets:read' | 'pets:write' | 'usage:read' | 'keys:manage')[];
         ban: {
           /**
            * Format: date-time
@@ -281,7 +301,7 @@ export interface components {
          * @description The operation called; `usage` is `GET /usage` and `GET /usage/history`.
          * @enum {string}
          */
-        operation: 'listPets' | 'createPet' | 'getPet' | 'usage';
+        operation: 'listPets' | 'createPet' | 'getPet' | 'usage' | 'keys';
         /**
          * @description How it was answered: `2xx`, `4xx` (other than 429), `429` (`rate_limited`), `banned` (`key_banned`) or `5xx`.
          * @enum {string}
@@ -291,6 +311,26 @@ export interface components {
         count: number;
       }[];
     };
+    /** @description A key of the caller's account, without its secret. */
+    Key: {
+      /**
+       * @description The key's non-secret id.
+       * @example key_3kq9x2m7w1Jd8QpZ
+       */
+      id: string;
+      /** @description What the key may do; fixed when it was created. */
+      scopes: ('pets:read' | 'pets:write' | 'usage:read' | 'keys:manage')[];
+      /**
+       * Format: date-time
+       * @description When the key was created.
+       */
+      createdAt: string;
+      lastUsedAt: string | null;
+      expiresAt: string | null;
+      revokedAt: string | null;
+    };
+    /** @description A page of the account's keys, oldest first. */
+    Keys: components['schemas']['Key'][];
   };
   responses: never;
   parameters: {
@@ -1320,6 +1360,200 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['UsageHistory'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listKeys: {
+    parameters: {
+      query?: {
+        /** @description Most keys to return, from 1 to 100; 20 when absent. */
+        limit?: number;
+        /** @description Opaque position from the `next` link of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the account's keys. */
+      200: {
+        headers: {
+          /** @description RFC 8288 `rel="next"` link, absent on the last page. */
+          Link: components['headers']['Link'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "key_3kq9x2m7w1Jd8QpZ",
+           *         "scopes": [
+           *           "pets:read",
+           *           "pets:write",
+           *           "usage:read",
+           *           "keys:manage"
+           *         ],
+           *         "createdAt": "2026-11-02T09:15:00.000Z",
+           *         "lastUsedAt": "2026-11-25T10:04:12.000Z",
+           *         "expiresAt": null,
+           *         "revokedAt": null
+           *       },
+           *       {
+           *         "id": "key_8fz2p5c0qaLm4RtY",
+           *         "scopes": [
+           *           "pets:read"
+           *         ],
+           *         "createdAt": "2026-11-20T16:40:00.000Z",
+           *         "lastUsedAt": null,
+           *         "expiresAt": "2027-02-18T16:40:00.000Z",
+           *         "revokedAt": null
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['Keys'];
         };
       };
       /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */

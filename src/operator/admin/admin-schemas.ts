@@ -479,9 +479,9 @@ export const NewKeyBody = Type.Object(
     ),
     scopes: Type.Optional(
       KeyScopesSchema(
-        `What the key may do, one or more of ${KEY_SCOPES.map(code).join(', ')}. Absent: every scope, those ` +
-          "of later releases included. A key's scopes never change: to change them, create a new key and " +
-          'revoke the old one.',
+        `What the key may do, one or more of ${KEY_SCOPES.map(code).join(', ')}. Absent: every scope but ` +
+          "`keys:manage`, those of later releases included; `keys:manage` only when named. A key's scopes " +
+          'never change: to change them, create a new key and revoke the old one.',
         KEY_SCOPES_EXPECTATION,
       ),
     ),

@@ -126,16 +126,30 @@ const SCOPE_NAMES = {
   'pets:read': 'list and get pets',
   'pets:write': 'create pets',
   'usage:read': 'read its usage',
+  'keys:manage': "list, create, roll and revoke the account's keys",
 };
 
 /**
- * A checkbox per scope, all checked: a key issued without a choice has every scope.
+ * Scopes left unchecked until the operator checks them: never implied (src/domain/scopes.ts), so a
+ * key that manages keys is always a deliberate choice.
+ * @type {readonly KeyScope[]}
+ */
+const UNCHECKED_SCOPES = ['keys:manage'];
+
+/**
+ * A checkbox per scope, all but `keys:manage` checked, as a key issued without a choice holds them.
  * @returns {{ node: HTMLFieldSetElement, value(): KeyScope[] }}
  */
 function scopeInputs() {
   const scopes = /** @type {[KeyScope, string][]} */ (Object.entries(SCOPE_NAMES));
   const boxes = scopes.map(([scope]) =>
-    el('input', { type: 'checkbox', name: 'scopes', value: scope, checked: true, 'data-scope': scope }),
+    el('input', {
+      type: 'checkbox',
+      name: 'scopes',
+      value: scope,
+      checked: !UNCHECKED_SCOPES.includes(scope),
+      'data-scope': scope,
+    }),
   );
   const node = el(
     'fieldset',
