@@ -30,6 +30,7 @@ const FIXED_FLAGS = {
   'expires-in': { type: 'string' },
   scopes: { type: 'string' },
   id: { type: 'string' },
+  'key-limit': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type FixedFlag = keyof typeof FIXED_FLAGS;
@@ -83,6 +84,13 @@ export function commandSpecs(windows: LimitWindows): readonly CommandSpec[] {
       description: "change an account's plan; servers apply it within one second",
       options: ['name', 'plan', ...limitFlags],
       required: ['name', 'plan'],
+    },
+    {
+      name: 'account set-key-limit',
+      synopsis: '--name NAME --key-limit N',
+      description: "how many active keys the account's keys may create through /v1/keys (default 20)",
+      options: ['name', 'key-limit'],
+      required: ['name', 'key-limit'],
     },
     {
       name: 'account list',

@@ -106,7 +106,8 @@ for (const backend of await backends()) {
       assert.deepEqual(await store.pets.list({ afterId: 0, limit: 10, status: undefined }), [rex, nobody]);
       assert.deepEqual(await store.pets.list({ afterId: 0, limit: 10, status: 'available' }), [rex]);
 
-      const small = { id: 1, name: 'small', plan: 'free', perMinute: null, perDay: null, createdAt: NOW };
+      // Every account gets the default limit of active keys.
+      const small = { id: 1, name: 'small', plan: 'free', perMinute: null, perDay: null, createdAt: NOW, keyLimit: 20 };
       const big = {
         id: 2,
         name: 'big',
@@ -114,13 +115,17 @@ for (const backend of await backends()) {
         perMinute: 6000,
         perDay: 5_000_000_000,
         createdAt: NOW + 2,
+        keyLimit: 20,
       };
+      // Keys of earlier releases have no name, and who made or revoked them was not kept.
+      const unknownMakers = { name: null, createdBy: null, revokedBy: null };
       assert.deepEqual(await store.accounts.list(), [small, big]);
       assert.deepEqual(await store.accounts.findByName('big'), big);
       assert.equal(await store.accounts.count(), 2);
 
       const revoked = {
         id: 'kid-revoked',
+        ...unknownMakers,
         accountId: 2,
         createdAt: NOW,
         expiresAt: null,
@@ -131,6 +136,7 @@ for (const backend of await backends()) {
       };
       const expiring = {
         id: 'kid-expiring',
+        ...unknownMakers,
         accountId: 2,
         createdAt: NOW + 1,
         expiresAt: NOW + HOUR,
@@ -141,6 +147,7 @@ for (const backend of await backends()) {
       };
       const used = {
         id: 'kid-used',
+        ...unknownMakers,
         accountId: 1,
         createdAt: NOW + 2,
         expiresAt: null,
