@@ -18,6 +18,9 @@ const OPERATIONS = [
   ['/usage', 'get', 'getUsage'],
   ['/usage/history', 'get', 'getUsageHistory'],
   ['/keys', 'get', 'listKeys'],
+  ['/keys', 'post', 'createKey'],
+  ['/keys/{keyId}/revoke', 'post', 'revokeKey'],
+  ['/keys/{keyId}/roll', 'post', 'rollKey'],
 ] as const;
 
 const SHARED_HEADERS = [
@@ -160,6 +163,8 @@ describe('The OpenAPI document', () => {
     assert.deepEqual(document['servers'], [{ url: '/v1' }]);
     assert.deepEqual(Object.keys(child(document, 'paths')).sort(), [
       '/keys',
+      '/keys/{keyId}/revoke',
+      '/keys/{keyId}/roll',
       '/pets',
       '/pets/{petId}',
       '/usage',
@@ -180,6 +185,8 @@ describe('The OpenAPI document', () => {
       assert.deepEqual(served['servers'], [{ url: 'https://pets.example.com/store/v1' }]);
       assert.deepEqual(Object.keys(child(served, 'paths')).sort(), [
         '/keys',
+        '/keys/{keyId}/revoke',
+        '/keys/{keyId}/roll',
         '/pets',
         '/pets/{petId}',
         '/usage',
@@ -308,7 +315,9 @@ describe('The OpenAPI document', () => {
       }
     }
     assert.deepEqual([...seenSchemas].sort(), [
+      '#/components/schemas/CreatedKey',
       '#/components/schemas/Error',
+      '#/components/schemas/Key',
       '#/components/schemas/Keys',
       '#/components/schemas/Pet',
       '#/components/schemas/Pets',

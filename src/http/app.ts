@@ -93,6 +93,10 @@ export function publicParts(deps: AppDependencies): AppParts {
     await app.register(opsRoutes, { readiness: deps.readiness });
     await app.register(petRoutes, { pets: deps.pets, publicBaseUrl: config.publicBaseUrl });
     await app.register(usageRoutes, { usage: deps.usage, storageTimeoutMs: config.storageTimeoutMs });
-    await app.register(keyRoutes, { keys: deps.holderKeys, publicBaseUrl: config.publicBaseUrl });
+    await app.register(keyRoutes, {
+      keys: deps.holderKeys,
+      keyVerifier: deps.keyVerifier,
+      publicBaseUrl: config.publicBaseUrl,
+    });
   };
 }
