@@ -251,6 +251,16 @@ async function copyKey(key, state) {
 const STATE_BADGES = { active: 'good', revoked: undefined, expired: 'warn', banned: 'bad' };
 
 /**
+ * Who created or revoked a key, as the CLI writes it: `cli:<OS user>`, `operator_token:<id>`, `key:<id>`;
+ * `—` where it is not known (keys issued before it was recorded) or the key is not revoked.
+ * @param {AdminKey['createdBy']} actor
+ */
+function keyActorText(actor) {
+  if (actor === null) return '—';
+  return `${actor.kind}:${actor.kind === 'cli' ? actor.user : actor.id}`;
+}
+
+/**
  * A key's scopes, one per line, each with what it allows as its tooltip.
  * @param {readonly KeyScope[]} scopes
  */
@@ -299,15 +309,17 @@ function keysTable(account, reload) {
     return cell;
   };
   return table(
-    ['Key', 'Scopes', 'State', 'Created', 'Last use', 'Expires', 'Banned until', ''],
+    ['Key', 'Scopes', 'State', 'Created', 'Created by', 'Revoked by', 'Last use', 'Expires', 'Banned until', ''],
     account.keys.map((key) =>
       el(
         'tr',
         { 'data-key': key.id, 'data-state': key.state },
-        el('td', { class: 'mono' }, key.id),
+        el('td', { class: 'mono' }, key.name === null ? key.id : [key.id, el('div', { class: 'note' }, key.name)]),
         el('td', { class: 'scopes', 'data-scopes': key.scopes.join(' ') }, scopeList(key.scopes)),
         el('td', {}, badge(key.state, STATE_BADGES[key.state])),
         el('td', {}, utc(key.createdAt)),
+        el('td', { 'data-created-by': keyActorText(key.createdBy) }, keyActorText(key.createdBy)),
+        el('td', { 'data-revoked-by': keyActorText(key.revokedBy) }, keyActorText(key.revokedBy)),
         el('td', {}, relative(key.lastUsedAt)),
         el('td', {}, key.expiresAt === null ? 'never' : utc(key.expiresAt)),
         el('td', {}, isBanned(key) ? relative(key.bannedUntil) : '—'),
