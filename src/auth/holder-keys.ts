@@ -275,11 +275,11 @@ export class HolderKeyService {
 
 /** Refuses a creation past the account's limit of active keys; `replacing` keys are on their way out. */
 async function makeRoom(account: AccountRecord, keys: KeyStore, now: number, replacing: number): Promise<void> {
-  const active = (await keys.countActive(account.id, now)) - replacing;
-  if (active >= account.keyLimit)
+  const held = await keys.countActive(account.id, now);
+  if (held - replacing >= account.keyLimit)
     throw new KeyLimitError(
-      `the account '${account.name}' holds ${active} active keys, its limit: revoke one, or let one expire, ` +
-        'before creating another',
+      `the account '${account.name}' holds ${held} active keys and may hold ${account.keyLimit}: revoke one, ` +
+        'or let one expire, before creating another',
     );
 }
 

@@ -183,7 +183,7 @@ const EXAMPLE_MESSAGES: Readonly<Record<HttpErrorCode, string>> = {
   idempotency_conflict: 'this Idempotency-Key was already used with a different request body',
   idempotency_in_flight: 'a request with this Idempotency-Key is still being processed; retry shortly',
   key_limit:
-    "the account 'acme' holds 20 active keys, its limit: revoke one, or let one expire, before creating another",
+    "the account 'acme' holds 20 active keys and may hold 20: revoke one, or let one expire, before creating another",
   key_inactive: "the key 'key_8fz2p5c0qaLm4RtY' is revoked: only an active key can be rolled; create a new one",
   request_timeout: 'the request did not arrive in time',
   expectation_failed: 'the expectation "something" is not supported; send no Expect header, or Expect: 100-continue',

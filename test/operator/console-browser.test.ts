@@ -666,6 +666,33 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
     }
   });
 
+  it("sets the account's key limit; the keys table names who created each key", async () => {
+    const page = await loggedIn(operatorOrigin);
+    try {
+      await page.goto(`${operatorOrigin}/console/accounts/${NEWCOMER}`);
+      const input = page.locator('#key-limit');
+      await input.waitFor();
+      assert.equal(await input.inputValue(), '20', 'the default');
+      await input.fill('7');
+      await page.click('#key-limit-form button[type=submit]');
+      await page.locator('dd[data-stat="key-limit"]', { hasText: /^7$/ }).waitFor();
+      const account = await fetch(`${operatorDirect}/admin/v1/accounts/${NEWCOMER}`, {
+        headers: { authorization: `Bearer ${operatorToken}` },
+      });
+      assert.equal(((await account.json()) as { keyLimit: number }).keyLimit, 7);
+      const makers = await page
+        .locator('tr[data-key] td[data-created-by]')
+        .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-created-by')));
+      assert.ok(makers.length > 0, 'the account has keys');
+      assert.ok(
+        makers.every((maker) => maker === '—' || /^(operator_token|cli|key):/.test(maker ?? '')),
+        makers.join(' '),
+      );
+    } finally {
+      await page.context().close();
+    }
+  });
+
   it('lists the operator tokens and revokes one; the admin API refuses it; the trail says console', async () => {
     const spare = JSON.parse(await cli(['operator', 'token', 'create', '--name', 'spare', '--json'], env)) as {
       id: string;

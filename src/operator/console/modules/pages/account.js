@@ -49,6 +49,7 @@ export async function accountPage(main, view = { issued: el('div', { class: 'iss
     loadingPanel('Plan and use', Promise.all([account, usage]), (answers) => [
       accountSummary(answers),
       planForm(answers[0], reload),
+      keyLimitForm(answers[0], reload),
     ]),
     historyPanel({
       load: (query) => admin('GET /admin/v1/accounts/{name}/usage/history', { params, query }),
@@ -78,6 +79,7 @@ function accountSummary([account, usage]) {
     },
     { label: 'Requests, 30 days', value: count(usage.last30Days.requests), name: 'requests' },
     { label: 'Refusals, 30 days', value: count(refusals), kind: refusals > 0 ? 'bad' : undefined, name: 'refusals' },
+    { label: 'Key limit', value: count(account.keyLimit), name: 'key-limit' },
   ]);
 }
 
@@ -104,6 +106,35 @@ function planForm(account, reload) {
     await reload();
   });
   return [el('h3', {}, 'Change plan'), form];
+}
+
+/**
+ * The form that sets how many active keys the account may hold (as `petstore account set-key-limit`): its own keys
+ * cannot create more through the public API's /v1/keys.
+ * @param {AdminAccountDetail} account
+ * @param {() => Promise<void>} reload
+ */
+function keyLimitForm(account, reload) {
+  const input = el('input', {
+    type: 'number',
+    id: 'key-limit',
+    name: 'keyLimit',
+    min: '1',
+    value: String(account.keyLimit),
+  });
+  const form = el('form', { id: 'key-limit-form', class: 'inline-form' }, field('Active keys, at most', input));
+  form.append(el('button', { type: 'submit' }, 'Set key limit'));
+  onSubmit(form, async () => {
+    /** @type {AdminAccount} */
+    const changed = await admin('PUT /admin/v1/accounts/{name}/key-limit', {
+      params: { name: account.name },
+      // A value that is not a whole number is sent as it is: the admin API's refusal names the field.
+      body: { keyLimit: Number(input.value) },
+    });
+    notify(`${changed.name} may hold ${count(changed.keyLimit)} active keys.`);
+    await reload();
+  });
+  return [el('h3', {}, 'Key limit'), form];
 }
 
 /** @type {readonly (readonly [AdminNewKey['expiresIn'], string])[]} */
