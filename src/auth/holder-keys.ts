@@ -102,7 +102,7 @@ export class HolderKeyService {
    * A new key of the caller's account, with scopes the caller holds, under the account's limit of
    * active keys: counted and created under the account's lock, so concurrent creations never pass it.
    */
-  create(
+  async create(
     caller: HolderCaller,
     choice: NewHolderKey,
     respond: (created: HolderCreatedKey) => string,
@@ -144,7 +144,7 @@ export class HolderKeyService {
    * of the grace period (kept when it came sooner). The old key is replaced, so the new one needs no
    * room of its own under the limit; its scopes must still be ones the caller holds.
    */
-  roll(
+  async roll(
     caller: HolderCaller,
     keyId: string,
     gracePeriodSeconds: number | undefined,
