@@ -48,7 +48,7 @@ export const HolderKeySchema = Type.Object(
     createdBy: KeyMakerSchema,
     revokedBy: Type.Union([KeyMakerSchema, Type.Null()], { description: 'Who revoked it; null if it was not.' }),
     createdAt: Instant('When the key was created.'),
-    lastUsedAt: NullableInstant('When it was last used (recorded within a minute or so); null if never.'),
+    lastUsedAt: NullableInstant('When it was last used (written back every few seconds); null if never.'),
     expiresAt: NullableInstant('When it expires (or expired); null if it never does.'),
     revokedAt: NullableInstant('When it was revoked; null if it was not.'),
   },
