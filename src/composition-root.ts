@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { AccountService } from './auth/account-service.ts';
+import { HolderKeyService } from './auth/holder-keys.ts';
 import { KeyVerifier } from './auth/key-verifier.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { GET_PET_SUNSET, type Config } from './config.ts';
@@ -121,6 +122,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     keyVerifier,
     pets,
     accounts,
+    holderKeys: new HolderKeyService(store, clock),
     metrics,
     readiness,
     limiter,

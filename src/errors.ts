@@ -19,6 +19,8 @@ export const HTTP_ERROR_CODES = [
   'payload_too_large',
   'idempotency_conflict',
   'idempotency_in_flight',
+  'key_limit',
+  'key_inactive',
   'request_timeout',
   'expectation_failed',
   'headers_too_large',
@@ -104,6 +106,27 @@ export class IdempotencyConflictError extends DomainError {
 export class IdempotencyInFlightError extends DomainError {
   constructor(message: string) {
     super('idempotency_in_flight', message);
+  }
+}
+
+/** A key may not do this: it lacks the scope, or would give a scope it does not hold. */
+export class InsufficientScopeError extends DomainError {
+  constructor(message: string) {
+    super('insufficient_scope', message);
+  }
+}
+
+/** The account holds as many active keys as it may: one must be revoked or expire first. */
+export class KeyLimitError extends DomainError {
+  constructor(message: string) {
+    super('key_limit', message);
+  }
+}
+
+/** The key is revoked or expired, so it cannot be rolled. */
+export class KeyInactiveError extends DomainError {
+  constructor(message: string) {
+    super('key_inactive', message);
   }
 }
 

@@ -20,8 +20,8 @@ const NEW_PET = { name: 'Rex', categoryId: 3 };
 
 /** The services of `app`, without its limits. */
 function withoutLimits({ services }: TestApp): AppDependencies {
-  const { config, clock, keyVerifier, pets, metrics, readiness, logger, usage, tally, quotas } = services;
-  return { config, clock, keyVerifier, pets, metrics, readiness, logger, usage, tally, quotas };
+  const { config, clock, keyVerifier, pets, holderKeys, metrics, readiness, logger, usage, tally, quotas } = services;
+  return { config, clock, keyVerifier, pets, holderKeys, metrics, readiness, logger, usage, tally, quotas };
 }
 
 function assertNotCounted(answer: HttpAnswer): void {

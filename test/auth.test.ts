@@ -223,7 +223,7 @@ describeEachBackend('authentication', (backend) => {
     assert.deepEqual(document.components.schemas['NewPet']?.required?.slice().sort(), ['categoryId', 'name']);
     assert.deepEqual(
       Object.keys(document.paths).sort(),
-      ['/pets', '/pets/{petId}', '/usage', '/usage/history'],
+      ['/keys', '/keys/{keyId}/revoke', '/keys/{keyId}/roll', '/pets', '/pets/{petId}', '/usage', '/usage/history'],
       'nothing else is part of v1',
     );
   });

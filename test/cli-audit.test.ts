@@ -56,6 +56,7 @@ describe('the audit trail of the CLI', { concurrency: true }, () => {
     const started = Date.now();
     await box.ok('account', 'create', '--name', 'acme', '--plan', 'pro');
     await box.ok(...'account set-plan --name acme --plan enterprise --per-minute 9 --per-day 99'.split(' '));
+    await box.ok(...'account set-key-limit --name acme --key-limit 5'.split(' '));
     const created = await box.ok('key', 'create', '--account', 'acme', '--scopes', 'pets:read', '--json');
     const key = JSON.parse(created) as { id: string; key: string };
     // A ban as the server records one.
@@ -86,6 +87,7 @@ describe('the audit trail of the CLI', { concurrency: true }, () => {
     assert.deepEqual(changing, [
       'account create',
       'account set-plan',
+      'account set-key-limit',
       'key create',
       'key revoke',
       'ban lift',
@@ -109,6 +111,12 @@ describe('the audit trail of the CLI', { concurrency: true }, () => {
           after: { plan: 'enterprise', limits: { perMinute: 9, perDay: 99 } },
         },
         {
+          action: 'account.update',
+          target: { type: 'account', id: 'acme' },
+          before: { keyLimit: 20 },
+          after: { keyLimit: 5 },
+        },
+        {
           action: 'key.create',
           target: { type: 'key', id: key.id },
           before: null,
@@ -124,7 +132,7 @@ describe('the audit trail of the CLI', { concurrency: true }, () => {
           action: 'key.revoke',
           target: { type: 'key', id: key.id },
           before: { revokedAt: null },
-          after: { revokedAt: revokedAt(entries[4]) },
+          after: { revokedAt: revokedAt(entries[5]) },
         },
         {
           action: 'operator_token.create',
@@ -136,11 +144,11 @@ describe('the audit trail of the CLI', { concurrency: true }, () => {
           action: 'operator_token.revoke',
           target: { type: 'operator_token', id: tokenId },
           before: { revokedAt: null },
-          after: { revokedAt: revokedAt(entries[6]) },
+          after: { revokedAt: revokedAt(entries[7]) },
         },
       ],
     );
-    for (const revocation of [entries[4], entries[6]]) assert.match(String(revokedAt(revocation)), /^\d{4}-.*Z$/);
+    for (const revocation of [entries[5], entries[7]]) assert.match(String(revokedAt(revocation)), /^\d{4}-.*Z$/);
     const stored = JSON.stringify(entries);
     for (const secret of [key.key, token]) assert.ok(!stored.includes(secret), 'no secret is stored');
   });

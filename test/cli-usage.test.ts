@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { Output } from '../src/cli/output.ts';
@@ -79,7 +79,7 @@ interface CreatedKey {
 }
 
 const GROUPS: Record<string, string[]> = {
-  account: ['account create', 'account set-plan', 'account list', 'account show'],
+  account: ['account create', 'account set-plan', 'account set-key-limit', 'account list', 'account show'],
   key: ['key create', 'key list', 'key revoke'],
   ban: ['ban lift'],
   operator: ['operator token create', 'operator token list', 'operator token revoke'],
@@ -136,7 +136,7 @@ describe('petstore CLI usage', () => {
       [
         ['account', 'delete', '--name', 'acme'],
         "unknown command 'account delete'; account commands: " +
-          'account create, account set-plan, account list, account show',
+          'account create, account set-plan, account set-key-limit, account list, account show',
       ],
     ];
     for (const [argv, message] of cases) {
@@ -237,6 +237,9 @@ describe('petstore CLI usage', () => {
     const keys = new Map(shown.keyList.map((key) => [key.id, key]));
     assert.deepEqual(keys.get(plain.id), {
       id: plain.id,
+      name: null,
+      createdBy: { kind: 'cli', user: userInfo().username },
+      revokedBy: null,
       createdAt: plain.createdAt,
       lastUsedAt: null,
       expiresAt: null,
@@ -252,15 +255,27 @@ describe('petstore CLI usage', () => {
     assert.equal(text.status, 0);
     const blank = text.lines.indexOf('');
     assert.ok(blank > 0, `a blank line ends the fields: ${text.lines.join('\n')}`);
-    assert.ok(text.lines.slice(0, blank).includes('keys:        4 (3 active)'), text.lines.join('\n'));
+    assert.ok(text.lines.slice(0, blank).includes('keys:        4 (3 active, at most 20)'), text.lines.join('\n'));
     const [header, ...rows] = text.lines.slice(blank + 1).map((line) => line.split(/ {2,}/));
-    assert.deepEqual(header, ['ID', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL']);
+    assert.deepEqual(header, [
+      'ID',
+      'SCOPES',
+      'CREATED',
+      'CREATED BY',
+      'LAST USED',
+      'EXPIRES',
+      'REVOKED',
+      'REVOKED BY',
+      'BANNED UNTIL',
+    ]);
     const byId = new Map(rows.map((cells) => [cells[0], cells]));
     assert.deepEqual([...byId.keys()].sort(), created.map((key) => key.id).sort());
     const everyScope = 'pets:read,pets:write,usage:read';
-    assert.deepEqual(byId.get(plain.id), [plain.id, everyScope, plain.createdAt, '-', '-', '-', '-']);
-    assert.equal(byId.get(expiring.id)?.[4], expiring.expiresAt);
-    assert.match(byId.get(revoked.id)?.[5] ?? '', ISO);
-    assert.equal(byId.get(banned.id)?.[6], new Date(bannedUntil).toISOString());
+    const cli = `cli:${userInfo().username}`;
+    assert.deepEqual(byId.get(plain.id), [plain.id, everyScope, plain.createdAt, cli, '-', '-', '-', '-', '-']);
+    assert.equal(byId.get(expiring.id)?.[5], expiring.expiresAt);
+    assert.match(byId.get(revoked.id)?.[6] ?? '', ISO);
+    assert.equal(byId.get(revoked.id)?.[7], cli, 'who revoked it');
+    assert.equal(byId.get(banned.id)?.[8], new Date(bannedUntil).toISOString());
   });
 });

@@ -37,6 +37,7 @@ interface AccountJson {
   readonly plan: string;
   readonly perMinute: number;
   readonly perDay: number;
+  readonly keyLimit: number;
   readonly createdAt: string;
 }
 
@@ -70,6 +71,9 @@ interface KeyJson {
   readonly revokedAt: string | null;
   readonly bannedUntil: string | null;
   readonly scopes: readonly string[];
+  readonly name: string | null;
+  readonly createdBy: { readonly kind: string; readonly user?: string } | null;
+  readonly revokedBy: { readonly kind: string } | null;
 }
 
 /** What a key issued without --scopes may do. */
@@ -218,9 +222,10 @@ function tableOf(result: CliResult): Record<string, string>[] {
 function assertAccount(
   account: AccountJson,
   expected: { name: string; plan: string; perMinute?: number; perDay?: number },
-  fields = ['createdAt', 'name', 'perDay', 'perMinute', 'plan'],
+  fields = ['createdAt', 'keyLimit', 'name', 'perDay', 'perMinute', 'plan'],
 ): void {
   assert.deepEqual(Object.keys(account).sort(), fields);
+  assert.equal(account.keyLimit, 20, 'the default limit of active keys');
   assert.equal(account.name, expected.name);
   assert.equal(account.plan, expected.plan);
   assert.equal(account.perMinute, expected.perMinute ?? PLAN_LIMITS[expected.plan]?.perMinute);
@@ -231,6 +236,7 @@ function assertAccount(
 const SHOW_FIELDS = [
   'activeKeys',
   'createdAt',
+  'keyLimit',
   'keyList',
   'keys',
   'name',
@@ -268,11 +274,24 @@ function assertKeyShape(key: KeyJson): void {
     Object.keys(key)
       .filter((field) => field !== 'key')
       .sort(),
-    ['bannedUntil', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'revokedAt', 'scopes'],
+    [
+      'bannedUntil',
+      'createdAt',
+      'createdBy',
+      'expiresAt',
+      'id',
+      'lastUsedAt',
+      'name',
+      'revokedAt',
+      'revokedBy',
+      'scopes',
+    ],
     `key fields, got ${JSON.stringify(key)}`,
   );
   assert.match(key.id, KEY_ID);
   assert.match(key.createdAt, ISO);
+  assert.equal(key.createdBy?.kind, 'cli', 'every key of these tests is created by the CLI');
+  assert.equal(key.revokedBy === null, key.revokedAt === null, 'a revoked key names who revoked it');
   for (const field of [key.lastUsedAt, key.expiresAt, key.revokedAt, key.bannedUntil])
     if (field !== null) assert.match(field, ISO);
 }
@@ -643,7 +662,7 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.equal(shownText.get('plan'), 'enterprise');
       assert.equal(shownText.get('per minute'), "5000 (the account's own)");
       assert.equal(shownText.get('per day'), "2000000 (the account's own)");
-      assert.equal(shownText.get('keys'), '0 (0 active)');
+      assert.equal(shownText.get('keys'), '0 (0 active, at most 20)');
       assert.deepEqual(keyTableOf(text as CliResult), [], 'no table without keys');
       const shownJson = jsonOf<AccountShowJson>(json as CliResult);
       assert.deepEqual(shownJson.keyList, []);
@@ -858,9 +877,11 @@ describe('petstore CLI', { concurrency: true }, () => {
         'ID',
         'SCOPES',
         'CREATED',
+        'CREATED BY',
         'LAST USED',
         'EXPIRES',
         'REVOKED',
+        'REVOKED BY',
         'BANNED UNTIL',
       ]);
       const rows = new Map(tableOf(human).map((row) => [row.ID, row]));
@@ -869,17 +890,23 @@ describe('petstore CLI', { concurrency: true }, () => {
         ID: plain.id,
         SCOPES: ALL_SCOPES.join(','),
         CREATED: plain.createdAt,
+        'CREATED BY': `cli:${plain.createdBy?.user ?? ''}`,
         'LAST USED': '-',
         EXPIRES: '-',
         REVOKED: '-',
+        'REVOKED BY': '-',
         'BANNED UNTIL': '-',
       });
+      assert.equal(rows.get(revoked.id)?.['REVOKED BY'], `cli:${plain.createdBy?.user ?? ''}`);
       assert.equal(rows.get(expiring.id)?.EXPIRES, expiring.expiresAt);
       assert.match(rows.get(revoked.id)?.REVOKED ?? '', ISO);
 
       const listed = new Map((await keysOf(box, 'acme')).map((key) => [key.id, key]));
       assert.deepEqual(listed.get(plain.id), {
         id: plain.id,
+        name: null,
+        createdBy: plain.createdBy,
+        revokedBy: null,
         createdAt: plain.createdAt,
         lastUsedAt: null,
         expiresAt: null,
@@ -904,7 +931,11 @@ describe('petstore CLI', { concurrency: true }, () => {
       assert.match(fields.get('created') ?? '', ISO);
       assert.equal(fields.get('per minute'), "60 (the free plan's)");
       assert.equal(fields.get('per day'), "1000 (the free plan's)");
-      assert.equal(fields.get('keys'), '3 (2 active)', 'account show counts the keys; the revoked one is not active');
+      assert.equal(
+        fields.get('keys'),
+        '3 (2 active, at most 20)',
+        'account show counts the keys; the revoked one is not active',
+      );
       assert.match(fields.get('windows') ?? '', /REDIS_URL/, 'without Redis it says why it shows no counts');
       assert.deepEqual(keyTableOf(shownText as CliResult), tableOf(human), 'account show lists the keys as key list');
       const account = jsonOf<AccountShowJson>(shownJson as CliResult);

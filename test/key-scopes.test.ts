@@ -34,11 +34,15 @@ const SCOPE_OF: Readonly<Record<string, KeyScope>> = {
   createPet: 'pets:write',
   getUsage: 'usage:read',
   getUsageHistory: 'usage:read',
+  listKeys: 'keys:manage',
+  createKey: 'keys:manage',
+  revokeKey: 'keys:manage',
+  rollKey: 'keys:manage',
 };
 
 /** What a call of an operation needs beyond its method and path, and what the usage history counts it as. */
 interface CallFacts {
-  readonly usage: 'listPets' | 'getPet' | 'createPet' | 'usage';
+  readonly usage: 'listPets' | 'getPet' | 'createPet' | 'usage' | 'keys';
   readonly json?: unknown;
   /** Whether the account's windows count it (GET /v1/usage and its history have a small limit of their own). */
   readonly spendsQuota: boolean;
@@ -50,6 +54,12 @@ const CALLS: Readonly<Record<string, CallFacts>> = {
   createPet: { usage: 'createPet', json: NEW_PET, spendsQuota: true },
   getUsage: { usage: 'usage', spendsQuota: false },
   getUsageHistory: { usage: 'usage', spendsQuota: false },
+  listKeys: { usage: 'keys', spendsQuota: true },
+  // A key gives only scopes it holds: keys:manage, which every key that may call it holds.
+  createKey: { usage: 'keys', json: { name: 'scoped', scopes: ['keys:manage'] }, spendsQuota: true },
+  // `{keyId}`: another key of the caller's account, with the caller's scopes.
+  revokeKey: { usage: 'keys', spendsQuota: true },
+  rollKey: { usage: 'keys', json: {}, spendsQuota: true },
 };
 
 interface DocumentedOperation {
@@ -89,7 +99,7 @@ function documentedOperations(document: OpenApiDocument): DocumentedOperation[] 
   return operations;
 }
 
-/** The documented operations, each ready to be called, with `{petId}` an existing pet. */
+/** The documented operations, each ready to be called, with `{petId}` an existing pet; `{keyId}` is filled per call. */
 function operationsToCall(document: OpenApiDocument, petId: number): Operation[] {
   const base = new URL(document.servers?.[0]?.url ?? '/', 'http://base.invalid').pathname.replace(/\/$/, '');
   return documentedOperations(document).map((documented) => {
@@ -105,7 +115,7 @@ function operationsToCall(document: OpenApiDocument, petId: number): Operation[]
     const method = documented.method.toUpperCase();
     assert.ok(method === 'GET' || method === 'POST', `${operationId}: a method this test can call (${method})`);
     const path = `${base}${documented.template.replace('{petId}', String(petId))}`;
-    assert.doesNotMatch(path, /\{/, `${operationId}: a path parameter this test cannot fill`);
+    assert.doesNotMatch(path.replace('{keyId}', ''), /\{/, `${operationId}: a path parameter this test cannot fill`);
     const template = `${base}${documented.template}`;
     return { ...facts, operationId, method, path, template, scope: scope as KeyScope, success };
   });
@@ -218,8 +228,10 @@ describeEachBackend('key scopes', (backend) => {
         const call = { method: operation.method, key, json: operation.json };
         const head = { method: 'HEAD', key };
         const calls = operation.method === 'GET' ? [call, head] : [call, call];
+        const spare = await app.services.accounts.createKey(account, { scopes: held });
+        const path = operation.path.replace('{keyId}', spare.record.id);
         const answers: HttpAnswer[] = [];
-        for (const sent of calls) answers.push(await request(app, operation.path, sent));
+        for (const sent of calls) answers.push(await request(app, path, sent));
         const [first, second] = answers as [HttpAnswer, HttpAnswer];
         const where = `${operation.operationId} with ${held.join(' ')}`;
 

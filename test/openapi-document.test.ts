@@ -17,6 +17,10 @@ const OPERATIONS = [
   ['/pets/{petId}', 'get', 'getPet'],
   ['/usage', 'get', 'getUsage'],
   ['/usage/history', 'get', 'getUsageHistory'],
+  ['/keys', 'get', 'listKeys'],
+  ['/keys', 'post', 'createKey'],
+  ['/keys/{keyId}/revoke', 'post', 'revokeKey'],
+  ['/keys/{keyId}/roll', 'post', 'rollKey'],
 ] as const;
 
 const SHARED_HEADERS = [
@@ -158,6 +162,9 @@ describe('The OpenAPI document', () => {
   it('has the server URL ending in /v1 and paths relative to it', () => {
     assert.deepEqual(document['servers'], [{ url: '/v1' }]);
     assert.deepEqual(Object.keys(child(document, 'paths')).sort(), [
+      '/keys',
+      '/keys/{keyId}/revoke',
+      '/keys/{keyId}/roll',
       '/pets',
       '/pets/{petId}',
       '/usage',
@@ -177,6 +184,9 @@ describe('The OpenAPI document', () => {
       const served = await fetchDocument(behindProxy);
       assert.deepEqual(served['servers'], [{ url: 'https://pets.example.com/store/v1' }]);
       assert.deepEqual(Object.keys(child(served, 'paths')).sort(), [
+        '/keys',
+        '/keys/{keyId}/revoke',
+        '/keys/{keyId}/roll',
         '/pets',
         '/pets/{petId}',
         '/usage',
@@ -305,7 +315,10 @@ describe('The OpenAPI document', () => {
       }
     }
     assert.deepEqual([...seenSchemas].sort(), [
+      '#/components/schemas/CreatedKey',
       '#/components/schemas/Error',
+      '#/components/schemas/Key',
+      '#/components/schemas/Keys',
       '#/components/schemas/Pet',
       '#/components/schemas/Pets',
       '#/components/schemas/Usage',

@@ -5,6 +5,7 @@ import {
   ALL_SCOPES,
   checkScopes,
   KEY_SCOPES,
+  NEVER_IMPLIED,
   scopeReader,
   scopesFromText,
   scopesToText,
@@ -17,7 +18,7 @@ describe('scope names', () => {
   });
 
   it('refuse an empty list, an empty name, an unknown one and a repeated one, naming the valid scopes', () => {
-    const valid = /valid scopes are pets:read, pets:write, usage:read$/;
+    const valid = /valid scopes are pets:read, pets:write, usage:read, keys:manage$/;
     for (const [names, detail] of [
       [[], /^a key needs at least one scope;/],
       [['pets:read', ''], /^a scope is empty;/],
@@ -55,10 +56,17 @@ describe('scope names', () => {
     assert.equal(scopesFromText(scopesToText(ALL_SCOPES)), ALL_SCOPES);
   });
 
+  it('never imply keys:manage: a key issued without a choice holds every other scope, keys:manage only by name', () => {
+    assert.deepEqual(ALL_SCOPES, ['pets:read', 'pets:write', 'usage:read']);
+    assert.ok(!scopesFromText(scopesToText(undefined)).includes('keys:manage'));
+    assert.deepEqual(scopesFromText(scopesToText(KEY_SCOPES)), KEY_SCOPES, 'named, it is held');
+    assert.deepEqual(checkScopes(['keys:manage', 'pets:read']), ['pets:read', 'keys:manage']);
+  });
+
   it('read as every scope the reading release knows, one added later included', () => {
-    const later = scopeReader([...KEY_SCOPES, 'pets:delete']);
-    assert.deepEqual(later(scopesToText(undefined)), [...KEY_SCOPES, 'pets:delete']);
-    assert.deepEqual(later(scopesToText(ALL_SCOPES)), KEY_SCOPES, 'named scopes stay those named');
+    const later = scopeReader([...KEY_SCOPES, 'pets:delete'], NEVER_IMPLIED);
+    assert.deepEqual(later(scopesToText(undefined)), [...ALL_SCOPES, 'pets:delete']);
+    assert.deepEqual(later(scopesToText(ALL_SCOPES)), ALL_SCOPES, 'named scopes stay those named');
     assert.deepEqual(later('pets:read usage:read'), ['pets:read', 'usage:read']);
     assert.equal(later('usage:read pets:delete'), later('pets:delete usage:read'), 'one shared list per combination');
     assert.ok(Object.isFrozen(later(scopesToText(undefined))));
@@ -66,7 +74,8 @@ describe('scope names', () => {
 
   it('marked as every scope, read as the three of release 1.3.0 by a reader that does not know the marker', () => {
     // Release 1.3.0 kept the names it knew and dropped the others.
-    const releaseOneThree = (text: string) => KEY_SCOPES.filter((scope) => text.split(' ').includes(scope));
-    assert.deepEqual(releaseOneThree(scopesToText(undefined)), KEY_SCOPES);
+    const releaseOneThreeScopes = ['pets:read', 'pets:write', 'usage:read'];
+    const releaseOneThree = (text: string) => releaseOneThreeScopes.filter((scope) => text.split(' ').includes(scope));
+    assert.deepEqual(releaseOneThree(scopesToText(undefined)), releaseOneThreeScopes);
   });
 });

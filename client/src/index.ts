@@ -3,6 +3,16 @@ export type { WithResponseApi } from './petstore-client.ts';
 export { PetsApi, PetsWithResponseApi } from './pets-api.ts';
 export type { CreateOptions, ListOptions, ListPageOptions, PetPage } from './pets-api.ts';
 export type { UsageApi, UsageHistoryOptions, UsageWithResponseApi } from './usage-api.ts';
+export { KeysApi, KeysWithResponseApi } from './keys-api.ts';
+export type {
+  KeyCreateError,
+  KeyCreateOptions,
+  KeyListOptions,
+  KeyListPageOptions,
+  KeyPage,
+  KeyRollError,
+  KeyRollOptions,
+} from './keys-api.ts';
 export type { PetstoreResponse } from './with-response.ts';
 export type {
   CallOptions,
@@ -19,9 +29,13 @@ export { int64Replacer, int64Reviver } from './int64-json.ts';
 export type { RateLimitState, RateLimitWindow } from './rate-limit.ts';
 export type { Fetch, Sleep } from './transport.ts';
 export type {
+  CreatedKey,
   DeprecatedUsage,
   ErrorCode,
   Int64,
+  Key,
+  KeyScope,
+  NewKey,
   NewPet,
   Pet,
   PetStatus,

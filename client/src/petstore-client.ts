@@ -1,5 +1,6 @@
 import { DEFAULT_ETAG_ENTRIES, EtagCache } from './etag-cache.ts';
 import type { PetstoreClientOptions, WaitListener } from './options.ts';
+import { KeysApi, KeysWithResponseApi } from './keys-api.ts';
 import { PetsApi, PetsWithResponseApi } from './pets-api.ts';
 import type { RateLimitState } from './rate-limit.ts';
 import { checkedTimeout, timerSleep, Transport } from './transport.ts';
@@ -9,6 +10,7 @@ import { usageApi, usageWithResponseApi, type UsageApi, type UsageWithResponseAp
 export interface WithResponseApi {
   readonly pets: PetsWithResponseApi;
   readonly usage: UsageWithResponseApi;
+  readonly keys: KeysWithResponseApi;
 }
 
 /** How long the deprecation warning waits for its one read of the account's usage before warning without it. */
@@ -49,6 +51,8 @@ export class PetstoreClient {
   readonly pets: PetsApi;
   /** `usage()` and `usage.history()`: the account's standing and its recorded requests; they spend no quota. */
   readonly usage: UsageApi;
+  /** The account's keys, for a key that holds `keys:manage`: list, create, roll, revoke. */
+  readonly keys: KeysApi;
   /**
    * The same calls, each giving its result with the metadata of the answer that carried it:
    * `{ data, status, headers, requestId, rateLimit }`. `list` yields each pet so, with its page's answer.
@@ -83,7 +87,9 @@ export class PetstoreClient {
     // The warning's read goes straight to GET /v1/usage, whose answers never carry Deprecation: no recursion.
     const pets = new PetsWithResponseApi(this.transport, () => this.usage({ timeoutMs: WARNING_USAGE_TIMEOUT_MS }));
     this.pets = new PetsApi(pets);
-    this.withResponse = { pets, usage };
+    const keys = new KeysWithResponseApi(this.transport);
+    this.keys = new KeysApi(keys);
+    this.withResponse = { pets, usage, keys };
   }
 
   /** The rate-limit state of the last response that carried one; undefined before the first. */

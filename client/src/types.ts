@@ -42,3 +42,15 @@ export type UsagePoint = UsageHistory['points'][number];
 
 /** The length of a history's buckets. */
 export type UsageGranularity = UsageHistory['granularity'];
+
+/** A scope of a key: what it may do. */
+export type KeyScope = Schemas['Key']['scopes'][number];
+
+/** A key of the account as `GET /v1/keys` lists it (times as ISO 8601 strings); never its secret. */
+export type Key = Schemas['Key'];
+
+/** A new key: a Key with `key`, its secret, which the service shows in this answer only. */
+export type CreatedKey = Schemas['CreatedKey'];
+
+/** The body of `keys.create`: a name, scopes the calling key holds, and an optional lifetime in seconds. */
+export type NewKey = Schemas['NewKey'];

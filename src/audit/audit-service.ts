@@ -9,12 +9,12 @@ import { parseInstant } from '../usage/instant.ts';
  * and back (the admin API's opaque cursor) is the asker's business.
  */
 export interface AuditPageRequest {
-  /** `cli`, `cli:<OS user>`, or an operator token's id. */
+  /** `cli`, `cli:<OS user>`, an operator token's id, or a key's id (`key_…`). */
   readonly actor?: string;
   /** `<type>` or `<type>:<id>`: `account:acme`, `key:key_…`, `operator_token:<id>`. */
   readonly target?: string;
   readonly action?: AuditAction;
-  /** `console`, `api` or `cli`: through what the change was made. */
+  /** `console`, `api`, `cli` or `key`: through what the change was made. */
   readonly via?: AuditVia;
   /** ISO 8601 instants: at or after `from`, before `to`. */
   readonly from?: string;
@@ -32,6 +32,7 @@ export interface AuditPage {
 }
 
 const TOKEN_ID = /^[0-9A-Za-z]{16}$/;
+const KEY_ID = /^key_[0-9A-Za-z]{1,60}$/;
 
 /** The audit trail as operators read it: filtered pages, newest first. Entries are written with their changes. */
 export class AuditService {
@@ -75,9 +76,10 @@ function actorOf(actor: string): NonNullable<AuditQuery['actor']> {
   if (actor === 'cli') return { kind: 'cli' };
   if (actor.startsWith('cli:') && actor.length > 'cli:'.length) return { kind: 'cli', id: actor.slice('cli:'.length) };
   if (TOKEN_ID.test(actor)) return { kind: 'operator_token', id: actor };
+  if (KEY_ID.test(actor)) return { kind: 'key', id: actor };
   throw new ValidationError(
     'invalid_query',
-    "query parameter 'actor' must be cli, cli:<OS user> or an operator token's 16-character id " +
+    "query parameter 'actor' must be cli, cli:<OS user>, an operator token's 16-character id or a key's id " +
       `(got ${JSON.stringify(actor)})`,
   );
 }

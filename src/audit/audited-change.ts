@@ -1,10 +1,10 @@
 import type { AuditChange, AuditContext } from '../domain/audit.ts';
 import type { AuditStore, AuditedTables } from '../domain/audit.ts';
 
-/** What a change's work returns: its result, and what it did (undefined: nothing to record). */
+/** What a change's work returns: its result, and what it did (undefined: nothing to record; a list: each in order). */
 export interface ChangeDone<T> {
   readonly result: T;
-  readonly change: AuditChange | undefined;
+  readonly change: AuditChange | readonly AuditChange[] | undefined;
 }
 
 /**
@@ -20,6 +20,7 @@ export function auditedChange<T>(
 ): Promise<T> {
   return audit.change(async (tables) => {
     const { result, change } = await work(tables);
-    return { result, entry: by === undefined || change === undefined ? undefined : { at, ...by, ...change } };
+    const changes = change === undefined ? [] : 'action' in change ? [change] : change;
+    return { result, entry: by === undefined ? undefined : changes.map((done) => ({ at, ...by, ...done })) };
   });
 }

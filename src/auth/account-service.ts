@@ -14,10 +14,10 @@ import {
 } from '../domain/limit-windows.ts';
 import { PLANS, type Plan } from '../domain/plans.ts';
 import { checkScopes } from '../domain/scopes.ts';
-import type { AccountKeyStats, AccountPageQuery, AccountRecord } from '../domain/accounts.ts';
+import { MAX_KEY_LIMIT, type AccountKeyStats, type AccountPageQuery, type AccountRecord } from '../domain/accounts.ts';
 import type { AuditedTables } from '../domain/audit.ts';
 import type { ActiveBan } from '../domain/bans.ts';
-import type { ApiKeyRecord, KeyPageQuery } from '../domain/keys.ts';
+import type { ApiKeyRecord, KeyActor, KeyPageQuery } from '../domain/keys.ts';
 import type { Store } from '../domain/store.ts';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key.ts';
 import { auditedChange, type ChangeDone } from '../audit/audited-change.ts';
@@ -106,6 +106,20 @@ export class AccountService {
     });
   }
 
+  /** How many active keys the account may hold; its holder's keys cannot create keys past it. */
+  async setKeyLimit(name: string, keyLimit: number, by?: AuditContext): Promise<AccountRecord> {
+    if (!Number.isSafeInteger(keyLimit) || keyLimit < 1 || keyLimit > MAX_KEY_LIMIT)
+      throw new ValidationError('invalid_body', `the key limit must be an integer from 1 to ${MAX_KEY_LIMIT}`);
+    return this.change(by, async (_now, { accounts }) => {
+      const before = await accounts.findByName(name);
+      const account = before && (await accounts.setKeyLimit(name, keyLimit));
+      if (!before || !account) throw new NotFoundError(`no account named '${name}'`);
+      const target = { type: 'account', id: account.name } as const;
+      const change = { action: 'account.update', target, before: { keyLimit: before.keyLimit } } as const;
+      return { result: account, change: { ...change, after: { keyLimit: account.keyLimit } } };
+    });
+  }
+
   async setPlan(name: string, choice: PlanChoice, by?: AuditContext): Promise<AccountRecord> {
     const plan = checkPlan(this.windows, choice);
     return this.change(by, async (_now, { accounts }) => {
@@ -179,6 +193,7 @@ export class AccountService {
           hash: hashApiKey(key),
           expiresAt: expiresInMs === undefined ? null : now + expiresInMs,
           scopes,
+          createdBy: keyActorOf(by),
         },
         now,
       );
@@ -195,7 +210,7 @@ export class AccountService {
   async revokeKey(keyId: string, by?: AuditContext): Promise<ApiKeyRecord> {
     return this.change(by, async (now, { keys }) => {
       const before = await keys.findById(keyId);
-      const after = before && (await keys.revoke(keyId, now)) ? await keys.findById(keyId) : undefined;
+      const after = before && (await keys.revoke(keyId, now, keyActorOf(by))) ? await keys.findById(keyId) : undefined;
       if (!before || !after) throw new NotFoundError(`no key with id '${keyId}'`);
       const revoked = (key: ApiKeyRecord) => ({ revokedAt: auditTime(key.revokedAt) });
       return { result: after, change: keyChange('key.revoke', keyId, revoked(before), revoked(after)) };
@@ -256,6 +271,13 @@ export class AccountService {
     if (!account) throw new NotFoundError(`no account named '${name}'`);
     return account;
   }
+}
+
+/** Who a key's record names as its creator or revoker, from who made the change; null when unknown. */
+export function keyActorOf(by: AuditContext | undefined): KeyActor | null {
+  if (by === undefined) return null;
+  const { actor } = by;
+  return actor.kind === 'cli' ? { kind: 'cli', user: actor.user } : { kind: actor.kind, id: actor.id };
 }
 
 /** `found`, read with one more than `limit`, as a page: the one more only tells that more follow. */

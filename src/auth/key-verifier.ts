@@ -41,6 +41,12 @@ export interface KeyVerifierOptions {
 
 const BEARER = /^bearer(?:[ \t]+(.*))?$/i;
 
+/** The token of an `Authorization: Bearer <token>` header as verification reads it; undefined without one. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const token = (BEARER.exec(authorization ?? '')?.[1] ?? '').trim();
+  return token === '' ? undefined : token;
+}
+
 /**
  * Verifies `Authorization: Bearer <key>` headers. The hot path answers from an in-process cache of
  * storage lookups; an entry older than `ttlMs` is looked up again, so a

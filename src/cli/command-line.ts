@@ -30,6 +30,7 @@ const FIXED_FLAGS = {
   'expires-in': { type: 'string' },
   scopes: { type: 'string' },
   id: { type: 'string' },
+  'key-limit': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type FixedFlag = keyof typeof FIXED_FLAGS;
@@ -83,6 +84,13 @@ export function commandSpecs(windows: LimitWindows): readonly CommandSpec[] {
       description: "change an account's plan; servers apply it within one second",
       options: ['name', 'plan', ...limitFlags],
       required: ['name', 'plan'],
+    },
+    {
+      name: 'account set-key-limit',
+      synopsis: '--name NAME --key-limit N',
+      description: "how many active keys the account's keys may create through /v1/keys (default 20)",
+      options: ['name', 'key-limit'],
+      required: ['name', 'key-limit'],
     },
     {
       name: 'account list',
@@ -178,8 +186,9 @@ function notes(windows: LimitWindows): string {
 DURATION: 90s, 15m, 12h, 30d, 2w
 SCOPES: one or more of these, comma-separated:
 ${SCOPE_LINES}
-  without --scopes a key holds every scope, those of later releases included; a key's scopes
-  never change: to change them, create a new key and revoke the old one
+  without --scopes a key holds every scope but keys:manage, those of later releases included;
+  keys:manage only when named; a key's scopes never change: to change them, create a new key
+  and revoke the old one
 --json: one line of JSON instead of text, failures included; help --json lists the commands
 configuration comes from the environment (DATABASE_URL, …), as for the server
 exit status: 0 done, 1 the operation failed, 2 bad arguments or configuration`;

@@ -3,7 +3,7 @@ import type { AccountSummary, CreatedKey } from '../auth/account-service.ts';
 import { operatorTokenView, type CreatedOperatorToken } from '../auth/operator-tokens.ts';
 import type { AccountQuotas } from '../ratelimit/account-quotas.ts';
 import type { AccountRecord } from '../domain/accounts.ts';
-import type { ApiKeyRecord } from '../domain/keys.ts';
+import type { ApiKeyRecord, KeyActor } from '../domain/keys.ts';
 import type { OperatorTokenRecord } from '../domain/operator-tokens.ts';
 import type { AccountWindows } from './account-windows.ts';
 
@@ -107,12 +107,16 @@ function isoOrNull(ms: number | null): string | null {
 
 /** An account with its effective limits: the plan's, or the account's own on the enterprise plan. */
 function accountJson(quotas: AccountQuotas, account: AccountRecord): object {
-  return { name: account.name, plan: account.plan, ...quotas.limitsOf(account), createdAt: iso(account.createdAt) };
+  const { name, plan, keyLimit } = account;
+  return { name, plan, ...quotas.limitsOf(account), keyLimit, createdAt: iso(account.createdAt) };
 }
 
 export function keyJson(key: ApiKeyRecord): object {
   return {
     id: key.id,
+    name: key.name,
+    createdBy: key.createdBy,
+    revokedBy: key.revokedBy,
     createdAt: iso(key.createdAt),
     lastUsedAt: isoOrNull(key.lastUsedAt),
     expiresAt: isoOrNull(key.expiresAt),
@@ -120,6 +124,12 @@ export function keyJson(key: ApiKeyRecord): object {
     bannedUntil: activeBan(key),
     scopes: [...key.scopes],
   };
+}
+
+/** Who created or revoked a key, in a column: `cli:root`, `operator_token:<id>`, `key:<id>`; `-` where unknown. */
+function actorText(actor: KeyActor | null): string {
+  if (actor === null) return '-';
+  return `${actor.kind}:${actor.kind === 'cli' ? actor.user : actor.id}`;
 }
 
 /** As `--scopes` takes them: `pets:read,usage:read`. */
@@ -179,7 +189,7 @@ export function printAccountSummary(
     ['plan', account.plan],
     ['created', iso(account.createdAt)],
     ...quotas.windows.map((window): [string, string] => [`per ${window.name}`, `${limits[window.field]} (${source})`]),
-    ['keys', `${summary.keys} (${activeKeys} active)`],
+    ['keys', `${summary.keys} (${activeKeys} active, at most ${account.keyLimit})`],
   ];
   if (windows.known) {
     for (const window of windows.windows)
@@ -205,14 +215,16 @@ export function printKeys(out: Output, keys: ApiKeyRecord[]): void {
   }
   table(
     out,
-    ['ID', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'BANNED UNTIL'],
+    ['ID', 'SCOPES', 'CREATED', 'CREATED BY', 'LAST USED', 'EXPIRES', 'REVOKED', 'REVOKED BY', 'BANNED UNTIL'],
     keys.map((key) => [
       key.id,
       scopesText(key),
       iso(key.createdAt),
+      actorText(key.createdBy),
       iso(key.lastUsedAt),
       iso(key.expiresAt),
       iso(key.revokedAt),
+      key.revokedAt === null ? '-' : actorText(key.revokedBy),
       activeBan(key) ?? '-',
     ]),
   );

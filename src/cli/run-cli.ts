@@ -47,6 +47,14 @@ const COMMANDS: Record<string, Handler> = {
     const account = await services.accounts.setPlan(text(options.name), planChoice(services, options), by);
     printAccounts(out, services.quotas, [account], true);
   },
+  'account set-key-limit': async (services, options, out, by) => {
+    const limit = text(options['key-limit']);
+    // Checked by the service too; a value that is not a whole number never reaches it as one.
+    const keyLimit = /^[0-9]{1,6}$/.test(limit) ? Number(limit) : Number.NaN;
+    if (Number.isNaN(keyLimit)) throw new UsageError(`--key-limit must be a positive integer (got '${limit}')`);
+    const account = await services.accounts.setKeyLimit(text(options.name), keyLimit, by);
+    printAccounts(out, services.quotas, [account], true);
+  },
   'account list': async (services, _options, out) =>
     printAccounts(out, services.quotas, await services.accounts.listAccounts(), false),
   'account show': async (services, options, out) => {

@@ -18,7 +18,14 @@ export interface AccountPageQuery {
 export type AccountRecord = NewAccount & {
   readonly id: number;
   readonly createdAt: number;
+  /** How many active keys the account may hold: its holder's keys cannot create past it (DEFAULT_KEY_LIMIT). */
+  readonly keyLimit: number;
 };
+
+/** The limit of active keys of an account the operator has not set one for. */
+export const DEFAULT_KEY_LIMIT = 20;
+/** The highest limit of active keys an operator may set. */
+export const MAX_KEY_LIMIT = 10_000;
 
 export type NewAccount = StoredLimits & {
   readonly name: string;
@@ -34,6 +41,8 @@ export interface AccountStore {
   page(query: AccountPageQuery): Promise<AccountRecord[]>;
   /** Returns the updated account, or undefined when no account has that name. */
   setPlan(name: string, plan: Plan, limits: StoredLimits): Promise<AccountRecord | undefined>;
+  /** Returns the updated account, or undefined when no account has that name. */
+  setKeyLimit(name: string, keyLimit: number): Promise<AccountRecord | undefined>;
   count(): Promise<number>;
   /**
    * What each account's keys add up to at `now`, by account id, in one query; accounts without keys

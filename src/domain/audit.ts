@@ -1,12 +1,14 @@
 /**
  * The words of the audit trail: every change an operator makes, through the admin API (and so the
- * console) or the CLI, is one entry saying when, who, what and to what, with the values before and
- * after. An entry never holds a secret: no key, token or hash.
+ * console) or the CLI, and every change an account holder makes to its keys through the public API,
+ * is one entry saying when, who, what and to what, with the values before and after. An entry never
+ * holds a secret: no key, token or hash.
  */
 import type { AccountStore } from './accounts.ts';
 import type { BanStore } from './bans.ts';
 import type { KeyStore } from './keys.ts';
 import type { OperatorTokenStore } from './operator-tokens.ts';
+import type { IdempotencyRecords } from './pet-store.ts';
 
 /** What was done: `<target type>.<verb>`. */
 export const AUDIT_ACTIONS = [
@@ -14,6 +16,7 @@ export const AUDIT_ACTIONS = [
   'account.update',
   'key.create',
   'key.revoke',
+  'key.roll',
   'ban.lift',
   'operator_token.create',
   'operator_token.revoke',
@@ -30,16 +33,23 @@ export interface AuditTarget {
   readonly id: string;
 }
 
-/** Who made a change: an operator token (its id and label, never the token), or the CLI run by an OS user. */
+/**
+ * Who made a change: an operator token (its id and label, never the token), the CLI run by an OS
+ * user, or an account holder's key (its id and its account's name) through the public API.
+ */
 export type AuditActor =
   | { readonly kind: 'operator_token'; readonly id: string; readonly name: string | null }
-  | { readonly kind: 'cli'; readonly user: string };
+  | { readonly kind: 'cli'; readonly user: string }
+  | { readonly kind: 'key'; readonly id: string; readonly account: string };
+
+/** The kinds of actors, as the trail's filters and the admin API name them. */
+export const AUDIT_ACTOR_KINDS = ['operator_token', 'cli', 'key'] as const satisfies readonly AuditActor['kind'][];
 
 /**
  * Through what a change was made: the console (a request with its session cookie), the admin API
- * (a request with a bearer operator token), or the command-line tool.
+ * (a request with a bearer operator token), the command-line tool, or the public API with a key.
  */
-export const AUDIT_VIAS = ['console', 'api', 'cli'] as const;
+export const AUDIT_VIAS = ['console', 'api', 'cli', 'key'] as const;
 export type AuditVia = (typeof AUDIT_VIAS)[number];
 
 /** Who makes a change, through what, and the id of the request that asked for it (null from the CLI). */
@@ -86,7 +96,7 @@ export interface AuditPosition {
 
 /** Entries matching every filter given, newest first (`at`, then `id`, descending). */
 export interface AuditQuery {
-  /** CLI entries (of one OS user, with `id`), or those of one operator token (its id). */
+  /** CLI entries (of one OS user, with `id`), or those of one operator token or key (its id). */
   readonly actor?: { readonly kind: AuditActor['kind']; readonly id?: string };
   /** Every target of a type, or the one with `id`. */
   readonly target?: { readonly type: AuditTargetType; readonly id?: string };
@@ -108,19 +118,20 @@ export interface AuditedTables {
   readonly keys: KeyStore;
   readonly bans: BanStore;
   readonly operatorTokens: OperatorTokenStore;
+  readonly idempotency: IdempotencyRecords;
 }
 
 export interface AuditedChange<T> {
   readonly result: T;
-  /** The entry to store with the change; undefined when there is none to record. */
-  readonly entry: NewAuditEntry | undefined;
+  /** The entry to store with the change, or its entries in order; undefined when there is none to record. */
+  readonly entry: NewAuditEntry | readonly NewAuditEntry[] | undefined;
 }
 
 /** The audit trail of operators' changes. */
 export interface AuditStore {
   /**
-   * Runs `change` in one transaction over `tables` and stores the entry it returns in that same
-   * transaction: both commit, or neither does (a change that throws writes nothing). A row read
+   * Runs `change` in one transaction over `tables` and stores the entries it returns in that same
+   * transaction: all commit, or none does (a change that throws writes nothing). A row read
    * through `tables` stays locked until the commit, so the values read before a write are the ones
    * the write replaced.
    */

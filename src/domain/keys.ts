@@ -11,10 +11,24 @@ export interface KeyPageQuery {
   readonly limit: number;
 }
 
+/**
+ * Who created or revoked a key: an operator token (its id), the CLI (its OS user), or a key of the
+ * account, through the public API (its id). Null on a record where it was not kept (keys issued
+ * before it was, or the demo key made at first start).
+ */
+export type KeyActor =
+  | { readonly kind: 'operator_token'; readonly id: string }
+  | { readonly kind: 'cli'; readonly user: string }
+  | { readonly kind: 'key'; readonly id: string };
+
 export interface ApiKeyRecord {
   /** Non-secret identifier shown in listings and used to revoke. */
   readonly id: string;
   readonly accountId: number;
+  /** What its holder calls it; null for a key issued without one. */
+  readonly name: string | null;
+  readonly createdBy: KeyActor | null;
+  readonly revokedBy: KeyActor | null;
   readonly createdAt: number;
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;
@@ -33,6 +47,8 @@ export interface NewApiKey {
   readonly expiresAt: number | null;
   /** What the key may do; absent, every scope, those of later releases included (EVERY_SCOPE_MARKER). */
   readonly scopes?: readonly KeyScope[];
+  readonly name?: string | null;
+  readonly createdBy?: KeyActor | null;
 }
 
 export interface KeyStore {
@@ -42,8 +58,12 @@ export interface KeyStore {
   listForAccount(accountId: number): Promise<ApiKeyRecord[]>;
   /** At most `limit` of the account's keys, in the order of listForAccount. */
   pageForAccount(query: KeyPageQuery): Promise<ApiKeyRecord[]>;
-  /** Returns false when no such key exists. Revoking twice keeps the first time. */
-  revoke(id: string, now: number): Promise<boolean>;
+  /** Returns false when no such key exists. Revoking twice keeps the first time, and who revoked it first. */
+  revoke(id: string, now: number, by?: KeyActor | null): Promise<boolean>;
+  /** Makes the key expire at `at`, or keeps its expiry when that comes sooner; false when no such key exists. */
+  expireBy(id: string, at: number): Promise<boolean>;
+  /** The account's keys that are neither revoked nor expired at `now` (a banned key counts: its ban ends). */
+  countActive(accountId: number, now: number): Promise<number>;
   /**
    * Records last-used times, batched by the caller so the hot path never writes; a time never moves
    * back. A background write: resolves false, having written nothing, when storage was busy.

@@ -51,6 +51,23 @@ export interface PetStore {
   list(query: PetListQuery): Promise<PetRecord[]>;
 }
 
+/** A completed request's record: the fingerprint of what it asked and the response it got. */
+export interface IdempotencyRecord {
+  readonly fingerprint: string;
+  readonly createdAt: number;
+  readonly response: IdempotentResponse;
+}
+
+/**
+ * Idempotency records read and written in the transaction of another change (a key created through
+ * the public API), so the change and its record commit together.
+ */
+export interface IdempotencyRecords {
+  find(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined>;
+  /** Stores the completed record, replacing an earlier one under the same scope. */
+  store(scope: IdempotencyScope, record: IdempotencyRecord): Promise<void>;
+}
+
 export interface IdempotencyStore {
   /** Deletes records created before `before`. */
   purge(before: number): Promise<number>;

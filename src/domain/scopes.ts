@@ -5,8 +5,20 @@ import { ValidationError } from '../errors.ts';
  * (src/http/route-facts.ts); a key holds a fixed set of them, chosen when it is issued. A name is
  * `<resource>:<verb>`, so none is ever the stored marker of every scope (EVERY_SCOPE_MARKER).
  */
-export const KEY_SCOPES = ['pets:read', 'pets:write', 'usage:read'] as const;
+export const KEY_SCOPES = ['pets:read', 'pets:write', 'usage:read', 'keys:manage'] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
+
+/**
+ * Scopes a key holds only when they are named for it: a key issued without a choice has every
+ * other scope. `keys:manage` mints and revokes the account's keys, so a leaked everyday key must
+ * not be able to mint more.
+ */
+export const NEVER_IMPLIED: readonly KeyScope[] = Object.freeze(['keys:manage']);
+
+/** The scopes a key issued without a choice holds: every scope but those never implied, in KEY_SCOPES order. */
+export const IMPLIED_SCOPES: readonly KeyScope[] = Object.freeze(
+  KEY_SCOPES.filter((scope) => !NEVER_IMPLIED.includes(scope)),
+);
 
 /**
  * What each scope lets a key do, as the CLI's help, both OpenAPI documents and the docs' tables say
@@ -16,6 +28,7 @@ export const SCOPE_MEANINGS: Readonly<Record<KeyScope, string>> = Object.freeze(
   'pets:read': 'read pets',
   'pets:write': 'add pets',
   'usage:read': "read the account's usage",
+  'keys:manage': "list, create, roll and revoke the account's keys",
 });
 
 /** Every scope with what it lets a key do: `pets:read (read pets), …`, each name passed through `name`. */
@@ -58,34 +71,39 @@ export function checkScopes(names: readonly string[]): readonly KeyScope[] {
 
 /**
  * The first word of the stored text of a key issued without a choice of scopes: it holds every
- * scope of the release that reads it, those added after it was issued included.
+ * scope of the release that reads it but those never implied (NEVER_IMPLIED), those added after
+ * it was issued included.
  */
 export const EVERY_SCOPE_MARKER = 'all';
 
 /**
  * How a key's scopes are stored: space-separated, as OAuth writes a `scope` (RFC 6749 section 3.3).
- * Every scope (`undefined`, no choice made) is the marker followed by this release's scopes: a
- * release that does not know the marker (1.3.0, during a rolling upgrade) drops it as an unknown
- * name and reads the scopes after it, which were every scope it knew.
+ * No choice made (`undefined`) is the marker followed by this release's implied scopes: a release
+ * that does not know the marker (1.3.0, during a rolling upgrade) drops it as an unknown name and
+ * reads the scopes after it, which were every scope it knew.
  */
 export function scopesToText(scopes: readonly KeyScope[] | undefined): string {
-  return scopes === undefined ? [EVERY_SCOPE_MARKER, ...KEY_SCOPES].join(' ') : scopes.join(' ');
+  return scopes === undefined ? [EVERY_SCOPE_MARKER, ...IMPLIED_SCOPES].join(' ') : scopes.join(' ');
 }
 
 /**
  * How a release that knows the scopes `known` reads stored scope texts: the marker as every one of
- * them, any other text as the known names it holds. Only this service writes the texts, so an
- * unknown name is a newer release's scope that this one cannot grant: it is dropped rather than
- * failing the key's every call. The lists read are frozen, in the order of `known`, and shared: one
- * per combination, so every cached principal of a combination points at the same one.
+ * them but those in `never` (never implied), any other text as the known names it holds. Only this
+ * service writes the texts, so an unknown name is a newer release's scope that this one cannot
+ * grant: it is dropped rather than failing the key's every call. The lists read are frozen, in the
+ * order of `known`, and shared: one per combination, so every cached principal of a combination
+ * points at the same one.
  */
-export function scopeReader<S extends string>(known: readonly S[]): (text: string) => readonly S[] {
+export function scopeReader<S extends string>(
+  known: readonly S[],
+  never: readonly S[] = [],
+): (text: string) => readonly S[] {
   const combinations = new Map(
     known
       .reduce<S[][]>((sets, scope) => [...sets, ...sets.map((set) => [...set, scope])], [[]])
       .map((set) => [set.join(' '), Object.freeze(set)] as const),
   );
-  const every = combinations.get(known.join(' ')) as readonly S[];
+  const every = combinations.get(known.filter((scope) => !never.includes(scope)).join(' ')) as readonly S[];
   return (text) => {
     const names = text.split(' ');
     if (names[0] === EVERY_SCOPE_MARKER) return every;
@@ -95,7 +113,10 @@ export function scopeReader<S extends string>(known: readonly S[]): (text: strin
 }
 
 /** A stored scope text read back by this release (scopeReader). */
-export const scopesFromText: (text: string) => readonly KeyScope[] = scopeReader(KEY_SCOPES);
+export const scopesFromText: (text: string) => readonly KeyScope[] = scopeReader(KEY_SCOPES, NEVER_IMPLIED);
 
-/** Every scope of this release, as a key issued without a choice holds them: the shared list of that combination. */
+/**
+ * The scopes a key issued without a choice holds in this release (every scope but those never
+ * implied): the shared list of that combination.
+ */
 export const ALL_SCOPES: readonly KeyScope[] = scopesFromText(EVERY_SCOPE_MARKER);

@@ -1,5 +1,6 @@
 /** What the usage tally counts a request under: its operation and the class of its answer. */
-export const USAGE_OPERATIONS = ['listPets', 'createPet', 'getPet', 'usage'] as const;
+/** `usage` counts both usage operations, `keys` every operation on the account's keys. */
+export const USAGE_OPERATIONS = ['listPets', 'createPet', 'getPet', 'usage', 'keys'] as const;
 export type UsageOperation = (typeof USAGE_OPERATIONS)[number];
 
 /** `429` is a rate-limit refusal, `banned` a refusal of a banned key; the others are status classes. */

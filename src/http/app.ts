@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { HolderKeyService } from '../auth/holder-keys.ts';
 import type { KeyVerifier } from '../auth/key-verifier.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -19,6 +20,8 @@ import { deprecationNotices } from './plugins/deprecation-notices.ts';
 import { keyScopes } from './plugins/key-scopes.ts';
 import { publicDocument } from './public-document.ts';
 import type { ReadinessMonitor } from '../readiness.ts';
+import { keySchemas } from './routes/key-schemas.ts';
+import { keyRoutes } from './routes/keys.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { petRoutes } from './routes/pets.ts';
 import { usageRoutes } from './routes/usage.ts';
@@ -29,6 +32,8 @@ export interface AppDependencies {
   readonly clock: Clock;
   readonly keyVerifier: KeyVerifier;
   readonly pets: PetService;
+  /** The account holder's keys (`/v1/keys`). */
+  readonly holderKeys: HolderKeyService;
   readonly metrics: Metrics;
   readonly readiness: ReadinessMonitor;
   /** What counts each request behind a key against its limits; without it, nothing is counted. */
@@ -56,7 +61,7 @@ export function publicCore(deps: AppDependencies): CoreOptions {
   return {
     logger: deps.logger,
     requestTimeoutMs: deps.config.requestTimeoutMs,
-    schemas: [...sharedSchemas, ErrorSchema, ...usageSchemas(deps.quotas.windows)],
+    schemas: [...sharedSchemas, ErrorSchema, ...usageSchemas(deps.quotas.windows), ...keySchemas],
     errorCodes: HTTP_ERROR_CODES,
     onStorageUnavailable: () => deps.metrics.storageUnavailable.inc(),
     document: publicDocument(deps.config.publicBaseUrl),
@@ -88,5 +93,10 @@ export function publicParts(deps: AppDependencies): AppParts {
     await app.register(opsRoutes, { readiness: deps.readiness });
     await app.register(petRoutes, { pets: deps.pets, publicBaseUrl: config.publicBaseUrl });
     await app.register(usageRoutes, { usage: deps.usage, storageTimeoutMs: config.storageTimeoutMs });
+    await app.register(keyRoutes, {
+      keys: deps.holderKeys,
+      keyVerifier: deps.keyVerifier,
+      publicBaseUrl: config.publicBaseUrl,
+    });
   };
 }

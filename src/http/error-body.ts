@@ -20,6 +20,8 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   idempotency_conflict: 422,
   idempotency_in_flight: 409,
+  key_limit: 409,
+  key_inactive: 409,
   request_timeout: 408,
   expectation_failed: 417,
   headers_too_large: 431,

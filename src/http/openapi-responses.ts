@@ -153,7 +153,11 @@ export function headerRefs(...uses: readonly HeaderUse[]): Record<string, { $ref
 export const NEW_PET_EXAMPLE: NewPetBody = { name: 'Rex', categoryId: 3, status: 'available' };
 export const PET_EXAMPLE: Pet = { id: 42, name: 'Rex', categoryId: 3, status: 'available' };
 /** The example of each request body, by the name of its component schema. */
-export const REQUEST_BODY_EXAMPLES: Readonly<Record<string, unknown>> = { NewPet: NEW_PET_EXAMPLE };
+export const REQUEST_BODY_EXAMPLES: Readonly<Record<string, unknown>> = {
+  NewPet: NEW_PET_EXAMPLE,
+  NewKey: { name: 'dashboard', scopes: ['pets:read', 'usage:read'], expiresInSeconds: 7_776_000 },
+  RollKey: { gracePeriodSeconds: 3600 },
+};
 
 export const PETS_EXAMPLE: Pet[] = [
   PET_EXAMPLE,
@@ -178,6 +182,9 @@ const EXAMPLE_MESSAGES: Readonly<Record<HttpErrorCode, string>> = {
   payload_too_large: 'the request body exceeds 16384 bytes',
   idempotency_conflict: 'this Idempotency-Key was already used with a different request body',
   idempotency_in_flight: 'a request with this Idempotency-Key is still being processed; retry shortly',
+  key_limit:
+    "the account 'acme' holds 20 active keys and may hold 20: revoke one, or let one expire, before creating another",
+  key_inactive: "the key 'key_8fz2p5c0qaLm4RtY' is revoked: only an active key can be rolled; create a new one",
   request_timeout: 'the request did not arrive in time',
   expectation_failed: 'the expectation "something" is not supported; send no Expect header, or Expect: 100-continue',
   headers_too_large: 'the request headers are too large',
@@ -286,6 +293,14 @@ export function errorResponses(...statuses: readonly ErrorStatus[]): Record<numb
   // Every request may be refused for its Host, a query parameter or a body the operation does not take.
   responses[400] ??= errorResponse(INPUT_REFUSED);
   return responses;
+}
+
+/**
+ * An error response of one operation's own, where the shared one of its status does not say what it
+ * answers (the 409 of creating a key is `key_limit`, not a retry in flight).
+ */
+export function ownErrorResponse(description: string, ...codes: readonly HttpErrorCode[]): ErrorResponse {
+  return errorResponse({ description, codes });
 }
 
 function errorResponse(spec: ErrorResponseSpec): ErrorResponse {

@@ -51,6 +51,10 @@ export function publicDocument(publicBaseUrl: string): ApiDocument {
       tags: [
         { name: 'pets', description: 'The animals of the store.' },
         { name: 'usage', description: "The caller's account, limits, key and recorded requests." },
+        {
+          name: 'keys',
+          description: "The account's keys, managed by a key that holds `keys:manage`: list, create, roll, revoke.",
+        },
       ],
       components: {
         securitySchemes: {

@@ -39,6 +39,8 @@ export interface AccountsTable {
   per_minute: NullableInteger;
   per_day: NullableInteger;
   created_at: Integer;
+  /** The most active keys the account may hold (DEFAULT_KEY_LIMIT until an operator sets it). */
+  key_limit: ColumnType<IntegerValue, number | undefined, number>;
 }
 
 export interface ApiKeysTable {
@@ -52,6 +54,11 @@ export interface ApiKeysTable {
   last_used_at: NullableInteger;
   /** Space-separated scopes (src/domain/scopes.ts); every key issued before scopes existed holds all. */
   scopes: string;
+  /** What its holder calls it; null for keys issued without one. */
+  name: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Who created it and who revoked it, as `<kind>:<id>` (keyActorText); null where it was not kept. */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  revoked_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyKeysTable {
@@ -111,9 +118,9 @@ export interface AuditEntriesTable {
   id: GeneratedId;
   at: Integer;
   actor_kind: AuditActor['kind'];
-  /** The token's id, or the OS user of the CLI. */
+  /** The token's id, the OS user of the CLI, or the key's id. */
   actor_id: string;
-  /** The token's label; null for the CLI. */
+  /** The token's label, or the key's account; null for the CLI. */
   actor_name: string | null;
   /** Through what the change was made. */
   via: AuditVia;

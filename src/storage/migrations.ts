@@ -14,6 +14,7 @@ export interface MigrationDialect {
   readonly integerType: 'integer' | 'bigint';
   /** Makes a column the table's generated, never-reused primary key. */
   generatedId(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  readonly backend: 'sqlite' | 'postgres';
   /** Whether a table exists where unqualified names resolve (the schema of search_path on PostgreSQL). */
   tableExists(db: Kysely<unknown>, table: string): Promise<boolean>;
 }
@@ -194,7 +195,71 @@ const MIGRATIONS: Readonly<Record<string, MigrationBody>> = {
     await sql`UPDATE api_keys SET scopes = 'all pets:read pets:write usage:read'
               WHERE scopes = 'pets:read pets:write usage:read'`.execute(db);
   },
+  '0010-holder-keys': async (db, dialect) => {
+    // Keys an account holder manages: a name, who created and who revoked each key (null where it was not
+    // kept), and each account's limit of active keys, 20 until an operator sets another.
+    for (const column of ['name', 'created_by', 'revoked_by'])
+      await db.schema.alterTable('api_keys').addColumn(column, 'text').execute();
+    await db.schema
+      .alterTable('accounts')
+      .addColumn('key_limit', dialect.integerType, (column) => column.notNull().defaultTo(20))
+      .execute();
+    // The audit trail's actors and vias gain the holder's key.
+    await widenAuditChecks(db, dialect);
+  },
 };
+
+const AUDIT_ACTOR_KIND_CHECK = sql`actor_kind IN ('operator_token', 'cli', 'key')`;
+const AUDIT_VIA_CHECK = sql`via IN ('console', 'api', 'cli', 'key')`;
+
+/**
+ * PostgreSQL replaces the two checks in place. SQLite cannot alter a check: the table is made
+ * again with the new ones (SQLite's documented procedure), its rows and ids copied, then its indexes.
+ */
+async function widenAuditChecks(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  if (dialect.backend === 'postgres') {
+    await sql`ALTER TABLE audit_entries
+                DROP CONSTRAINT audit_entries_actor_kind_check, DROP CONSTRAINT audit_entries_via_check,
+                ADD CONSTRAINT audit_entries_actor_kind_check CHECK (${AUDIT_ACTOR_KIND_CHECK}),
+                ADD CONSTRAINT audit_entries_via_check CHECK (${AUDIT_VIA_CHECK})`.execute(db);
+    return;
+  }
+  const { integerType, generatedId } = dialect;
+  await db.schema
+    .createTable('audit_entries_next')
+    .addColumn('id', integerType, generatedId)
+    .addColumn('at', integerType, (column) => column.notNull())
+    .addColumn('actor_kind', 'text', (column) => column.notNull().check(AUDIT_ACTOR_KIND_CHECK))
+    .addColumn('actor_id', 'text', (column) => column.notNull())
+    .addColumn('actor_name', 'text')
+    .addColumn('action', 'text', (column) => column.notNull())
+    .addColumn('target_type', 'text', (column) => column.notNull())
+    .addColumn('target_id', 'text', (column) => column.notNull())
+    .addColumn('before', 'text')
+    .addColumn('after', 'text')
+    .addColumn('request_id', 'text')
+    .addColumn('via', 'text', (column) => column.notNull().defaultTo('api').check(AUDIT_VIA_CHECK))
+    .execute();
+  const columns = sql.raw(
+    'id, at, actor_kind, actor_id, actor_name, action, target_type, target_id, before, after, request_id, via',
+  );
+  await sql`INSERT INTO audit_entries_next (${columns}) SELECT ${columns} FROM audit_entries`.execute(db);
+  await db.schema.dropTable('audit_entries').execute();
+  await db.schema.alterTable('audit_entries_next').renameTo('audit_entries').execute();
+  await db.schema.createIndex('audit_entries_at').on('audit_entries').columns(['at', 'id']).execute();
+  await db.schema
+    .createIndex('audit_entries_actor')
+    .on('audit_entries')
+    .columns(['actor_kind', 'actor_id', 'at'])
+    .execute();
+  await db.schema
+    .createIndex('audit_entries_target')
+    .on('audit_entries')
+    .columns(['target_type', 'target_id', 'at'])
+    .execute();
+  await db.schema.createIndex('audit_entries_action').on('audit_entries').columns(['action', 'at']).execute();
+  await db.schema.createIndex('audit_entries_via').on('audit_entries').columns(['via', 'at']).execute();
+}
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
 

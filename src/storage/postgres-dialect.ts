@@ -497,6 +497,7 @@ class PoolerSafeDialect extends PostgresDialect {
 }
 
 const postgresMigrationDialect: MigrationDialect = {
+  backend: 'postgres',
   integerType: 'bigint',
   generatedId: (column) => column.primaryKey().generatedAlwaysAsIdentity(),
   async tableExists(db, table) {

@@ -33,7 +33,7 @@ import type {
 } from '../domain/audit.ts';
 import type { BackgroundWrite } from '../domain/background-write.ts';
 import type { ActiveBan, BanStore, RecordedBan } from '../domain/bans.ts';
-import type { ApiKeyRecord, KeyPageQuery, KeyStore, NewApiKey } from '../domain/keys.ts';
+import type { ApiKeyRecord, KeyActor, KeyPageQuery, KeyStore, NewApiKey } from '../domain/keys.ts';
 import type {
   NewOperatorSession,
   OperatorSessionCutoffs,
@@ -47,6 +47,8 @@ import type {
   StoredOperatorToken,
 } from '../domain/operator-tokens.ts';
 import type {
+  IdempotencyRecord,
+  IdempotencyRecords,
   IdempotencyScope,
   IdempotencyStore,
   IdempotentCreate,
@@ -66,7 +68,7 @@ import type {
   UsageSeriesQuery,
   UsageStore,
 } from '../domain/usage-counts.ts';
-import type { AuditValues, AuditVia } from '../domain/audit.ts';
+import type { AuditActor, AuditValues, AuditVia } from '../domain/audit.ts';
 import type { NewPetRecord, PetRecord, PetStatus } from '../domain/pet.ts';
 import type { StoredLimits } from '../domain/limit-windows.ts';
 import type { Plan } from '../domain/plans.ts';
@@ -136,6 +138,7 @@ const toAccount = (row: Selectable<AccountsTable>): AccountRecord => ({
   plan: row.plan,
   ...storedLimitsOf(row),
   createdAt: toNumber(row.created_at),
+  keyLimit: toNumber(row.key_limit),
 });
 
 type KeyRow = Omit<Selectable<ApiKeysTable>, 'hash'> & {
@@ -143,9 +146,24 @@ type KeyRow = Omit<Selectable<ApiKeysTable>, 'hash'> & {
   readonly banned_until: Selectable<KeyBansTable>['until'] | null;
 };
 
+/** A key's creator or revoker as stored: `<kind>:<id>`, the CLI's id its OS user. */
+const keyActorText = (actor: KeyActor | null | undefined): string | null =>
+  actor === null || actor === undefined ? null : `${actor.kind}:${actor.kind === 'cli' ? actor.user : actor.id}`;
+
+const toKeyActor = (text: string | null): KeyActor | null => {
+  const at = text?.indexOf(':') ?? -1;
+  if (text === null || at < 0) return null;
+  const [kind, id] = [text.slice(0, at), text.slice(at + 1)];
+  if (kind === 'cli') return { kind, user: id };
+  return kind === 'operator_token' || kind === 'key' ? { kind, id } : null;
+};
+
 const toKey = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
   accountId: toNumber(row.account_id),
+  name: row.name,
+  createdBy: toKeyActor(row.created_by),
+  revokedBy: toKeyActor(row.revoked_by),
   createdAt: toNumber(row.created_at),
   expiresAt: toNullableNumber(row.expires_at),
   revokedAt: toNullableNumber(row.revoked_at),
@@ -460,6 +478,12 @@ class SqlAccounts extends SqlTable implements AccountStore {
     return row ? toAccount(row) : undefined;
   }
 
+  async setKeyLimit(name: string, keyLimit: number): Promise<AccountRecord | undefined> {
+    const update = this.db.updateTable('accounts').set({ key_limit: keyLimit }).where('name', '=', name).returningAll();
+    const row = await this.within(update.executeTakeFirst());
+    return row ? toAccount(row) : undefined;
+  }
+
   async count(): Promise<number> {
     const count = this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<IntegerValue>().as('count'));
     return toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
@@ -503,6 +527,9 @@ const KEY_COLUMNS = [
   'k.revoked_at',
   'k.last_used_at',
   'k.scopes',
+  'k.name',
+  'k.created_by',
+  'k.revoked_by',
 ] as const;
 
 /** The end of the key's latest unlifted ban. */
@@ -538,8 +565,21 @@ class SqlKeys extends SqlTable implements KeyStore {
         created_at: now,
         expires_at: key.expiresAt,
         scopes: scopesToText(key.scopes),
+        name: key.name ?? null,
+        created_by: keyActorText(key.createdBy),
       })
-      .returning(['id', 'account_id', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'scopes']);
+      .returning([
+        'id',
+        'account_id',
+        'created_at',
+        'expires_at',
+        'revoked_at',
+        'last_used_at',
+        'scopes',
+        'name',
+        'created_by',
+        'revoked_by',
+      ]);
     try {
       return toKey({ ...(await this.within(insert.executeTakeFirstOrThrow())), banned_until: null });
     } catch (error) {
@@ -623,12 +663,39 @@ class SqlKeys extends SqlTable implements KeyStore {
     return (await this.within(select.execute())).map(toKey);
   }
 
-  async revoke(id: string, now: number): Promise<boolean> {
+  async revoke(id: string, now: number, by?: KeyActor | null): Promise<boolean> {
+    // Both read the row as it was: the first revocation's time and revoker are kept.
+    const firstTime = sql<boolean>`${sql.ref('revoked_at')} is null`;
     const update = this.db
       .updateTable('api_keys')
-      .set({ revoked_at: sql<number>`coalesce(${sql.ref('revoked_at')}, ${now})` })
+      .set({
+        revoked_at: sql<number>`coalesce(${sql.ref('revoked_at')}, ${now})`,
+        revoked_by: sql<
+          string | null
+        >`case when ${firstTime} then ${keyActorText(by)} else ${sql.ref('revoked_by')} end`,
+      })
       .where('id', '=', id);
     return (await this.within(update.executeTakeFirst())).numUpdatedRows > 0n;
+  }
+
+  async expireBy(id: string, at: number): Promise<boolean> {
+    const later = sql<boolean>`${sql.ref('expires_at')} is null or ${sql.ref('expires_at')} > ${at}`;
+    const update = this.db
+      .updateTable('api_keys')
+      .set({ expires_at: sql<number>`case when ${later} then ${at} else ${sql.ref('expires_at')} end` })
+      .where('id', '=', id);
+    return (await this.within(update.executeTakeFirst())).numUpdatedRows > 0n;
+  }
+
+  async countActive(accountId: number, now: number): Promise<number> {
+    if (!isId(accountId)) return 0;
+    const count = this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<IntegerValue>().as('count'))
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    return toNumber((await this.within(count.executeTakeFirstOrThrow())).count);
   }
 
   /**
@@ -652,7 +719,32 @@ class SqlKeys extends SqlTable implements KeyStore {
   }
 }
 
-class SqlIdempotency extends SqlTable implements IdempotencyStore {
+class SqlIdempotency extends SqlTable implements IdempotencyStore, IdempotencyRecords {
+  async find(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
+    const select = this.db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'created_at', 'status_code', 'body'])
+      .where('account_id', '=', scope.accountId)
+      .where('key', '=', scope.key);
+    const row = await this.within(select.executeTakeFirst());
+    // A row without a response is an unfinished claim of an earlier release: as good as none.
+    if (row === undefined || row.status_code === null || row.body === null) return undefined;
+    const response = { statusCode: toNumber(row.status_code), body: row.body };
+    return { fingerprint: row.fingerprint, createdAt: toNumber(row.created_at), response };
+  }
+
+  async store(scope: IdempotencyScope, record: IdempotencyRecord): Promise<void> {
+    const row = {
+      account_id: scope.accountId,
+      key: scope.key,
+      fingerprint: record.fingerprint,
+      created_at: record.createdAt,
+      status_code: record.response.statusCode,
+      body: record.response.body,
+    };
+    await this.within(storeIdempotencies(this.db, [row]).execute());
+  }
+
   async purge(before: number): Promise<number> {
     const purge = this.db.deleteFrom('idempotency_keys').where('created_at', '<', before);
     return Number((await this.within(purge.executeTakeFirst())).numDeletedRows);
@@ -980,10 +1072,7 @@ class SqlUsage extends SqlTable implements UsageStore {
 const toAuditEntry = (row: Selectable<AuditEntriesTable>): AuditEntryRecord => ({
   id: toNumber(row.id),
   at: toNumber(row.at),
-  actor:
-    row.actor_kind === 'cli'
-      ? { kind: 'cli', user: row.actor_id }
-      : { kind: 'operator_token', id: row.actor_id, name: row.actor_name },
+  actor: actorOfRow(row),
   via: viaOfRow(row),
   action: row.action,
   target: { type: row.target_type, id: row.target_id },
@@ -991,6 +1080,13 @@ const toAuditEntry = (row: Selectable<AuditEntriesTable>): AuditEntryRecord => (
   after: row.after === null ? null : (JSON.parse(row.after) as AuditValues),
   requestId: row.request_id,
 });
+
+function actorOfRow(row: Selectable<AuditEntriesTable>): AuditActor {
+  if (row.actor_kind === 'cli') return { kind: 'cli', user: row.actor_id };
+  // A key's row keeps its account's name where a token's keeps its label.
+  if (row.actor_kind === 'key') return { kind: 'key', id: row.actor_id, account: row.actor_name ?? '' };
+  return { kind: 'operator_token', id: row.actor_id, name: row.actor_name };
+}
 
 /**
  * Only the CLI's actor is `cli`, so its entries are made through the CLI whatever their column says: the
@@ -1000,11 +1096,16 @@ function viaOfRow(row: Pick<Selectable<AuditEntriesTable>, 'actor_kind' | 'via'>
   return row.actor_kind === 'cli' ? 'cli' : row.via;
 }
 
+function actorColumns(actor: AuditActor): { actor_id: string; actor_name: string | null } {
+  if (actor.kind === 'cli') return { actor_id: actor.user, actor_name: null };
+  if (actor.kind === 'key') return { actor_id: actor.id, actor_name: actor.account };
+  return { actor_id: actor.id, actor_name: actor.name };
+}
+
 const auditRowOf = (entry: NewAuditEntry): Insertable<AuditEntriesTable> => ({
   at: Math.trunc(entry.at),
   actor_kind: entry.actor.kind,
-  actor_id: entry.actor.kind === 'cli' ? entry.actor.user : entry.actor.id,
-  actor_name: entry.actor.kind === 'cli' ? null : entry.actor.name,
+  ...actorColumns(entry.actor),
   via: entry.via,
   action: entry.action,
   target_type: entry.target.type,
@@ -1025,9 +1126,11 @@ class SqlAudit extends SqlTable implements AuditStore {
         keys: new SqlKeys(dialect, within, true),
         bans: new SqlBans(dialect, within, true),
         operatorTokens: new SqlOperatorTokens(dialect, within, true),
+        idempotency: new SqlIdempotency(dialect, within, true),
       };
       const { result, entry } = await change(tables);
-      if (entry !== undefined) await trx.insertInto('audit_entries').values(auditRowOf(entry)).execute();
+      const entries = entry === undefined ? [] : 'action' in entry ? [entry] : entry;
+      if (entries.length > 0) await trx.insertInto('audit_entries').values(entries.map(auditRowOf)).execute();
       return result;
     });
     return this.within(transaction);
@@ -1047,6 +1150,7 @@ class SqlAudit extends SqlTable implements AuditStore {
     if (action !== undefined) select = select.where('action', '=', action);
     // As the entries read (viaOfRow): the CLI's by their actor, a token's by the column.
     if (via === 'cli') select = select.where('actor_kind', '=', 'cli');
+    else if (via === 'key') select = select.where('actor_kind', '=', 'key');
     else if (via !== undefined) select = select.where('via', '=', via).where('actor_kind', '=', 'operator_token');
     if (from !== undefined) select = select.where('at', '>=', from);
     if (to !== undefined) select = select.where('at', '<', to);

@@ -121,6 +121,7 @@ function oneMigrationAtATime(migrate: () => Promise<number>): Promise<number> {
 }
 
 const sqliteMigrationDialect: MigrationDialect = {
+  backend: 'sqlite',
   integerType: 'integer',
   generatedId: (column) => column.primaryKey().autoIncrement(),
   async tableExists(db, table) {

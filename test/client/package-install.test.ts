@@ -87,7 +87,10 @@ import {
   PetstoreClient,
   PetstoreError,
   PetstoreTimeoutError,
+  type CreatedKey,
   type Int64,
+  type Key,
+  type KeyCreateError,
   type Pet,
   type PetPage,
   type PetstoreClientOptions,
@@ -98,8 +101,9 @@ import {
 const baseUrl = process.env.PETSTORE_URL;
 const apiKey = process.env.PETSTORE_API_KEY;
 const smallKey = process.env.PETSTORE_SMALL_KEY;
-if (baseUrl === undefined || apiKey === undefined || smallKey === undefined) {
-  throw new Error('set PETSTORE_URL, PETSTORE_API_KEY and PETSTORE_SMALL_KEY');
+const managerKey = process.env.PETSTORE_MANAGER_KEY;
+if (baseUrl === undefined || apiKey === undefined || smallKey === undefined || managerKey === undefined) {
+  throw new Error('set PETSTORE_URL, PETSTORE_API_KEY, PETSTORE_SMALL_KEY and PETSTORE_MANAGER_KEY');
 }
 
 const waits: WaitInfo[] = [];
@@ -198,6 +202,28 @@ try {
   const anyRetryAfter: number = error.retryAfter;
 }
 
+// The account's keys, with a key that holds keys:manage (and pets:read).
+const manager = new PetstoreClient({ baseUrl, apiKey: managerKey });
+const minted: CreatedKey = await manager.keys.create({ name: 'package', scopes: ['pets:read'] });
+const rolledKey: CreatedKey = await manager.keys.roll(minted.id, { gracePeriodSeconds: 60 });
+const revokedKey: Key = await manager.keys.revoke(minted.id);
+const keyIds: string[] = [];
+for await (const listedKey of manager.keys.list({ limit: 1 })) keyIds.push(listedKey.id);
+let escalation: string | undefined;
+try {
+  await manager.keys.create({ name: 'writer', scopes: ['pets:write'] });
+} catch (error) {
+  if (!(error instanceof PetstoreError)) throw error;
+  if (error.code === 'insufficient_scope' || error.code === 'key_limit') {
+    const narrowed: KeyCreateError = error;
+    escalation = narrowed.code;
+  }
+}
+// @ts-expect-error a listed key has no secret
+const secretOfListed: string = revokedKey.key;
+// @ts-expect-error a scope is one the service knows
+await manager.keys.create({ name: 'typo', scopes: ['pets:reed'] }).catch(() => undefined);
+
 const report = {
   node: process.version,
   version: CLIENT_VERSION,
@@ -215,6 +241,13 @@ const report = {
   notFound,
   paced,
   waits: waits.length,
+  keys: {
+    minted: minted.key.startsWith('pst_'),
+    rolled: [rolledKey.name, rolledKey.scopes],
+    revokedBy: revokedKey.revokedBy,
+    listed: keyIds.length,
+    escalation,
+  },
 };
 console.log(JSON.stringify(report, int64Replacer));
 `;
@@ -278,6 +311,7 @@ interface Report {
     readonly sent: number;
   };
   readonly waits: number;
+  readonly keys: unknown;
 }
 
 /** The text of the `@deprecated` tag of a method of a class, in a declaration file; undefined without one. */
@@ -363,10 +397,12 @@ describe('client: the packed package in a project of its own', { skip: missing }
 
     const { key } = await app.newKey({ plan: 'pro' });
     const { key: smallKey } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 100 });
+    const manager = await app.newKey({ scopes: ['pets:read', 'keys:manage'] });
     const env = cleanEnvironment({
       PETSTORE_URL: `${app.url}/v1`,
       PETSTORE_API_KEY: key,
       PETSTORE_SMALL_KEY: smallKey,
+      PETSTORE_MANAGER_KEY: manager.key,
     });
     const output = await run(OLDER_NODE?.path ?? 'node', [join('dist', 'main.js')], project, env);
     const report = JSON.parse(output) as Report;
@@ -396,5 +432,12 @@ describe('client: the packed package in a project of its own', { skip: missing }
     assert.deepEqual(paced, { code: 'rate_limited', retryAfter: 60, waitMs: 60_000, sent: 0 });
     assert.match(message, /^not sent: .* longer than the \d+ ms left of timeoutMs \(30000 ms\)$/);
     assert.equal(report.waits, 0);
+    assert.deepEqual(report.keys, {
+      minted: true,
+      rolled: ['package', ['pets:read']],
+      revokedBy: { kind: 'key', id: manager.keyId },
+      listed: 3,
+      escalation: 'insufficient_scope',
+    });
   });
 });

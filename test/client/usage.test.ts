@@ -36,7 +36,8 @@ describe('client: usage', async () => {
   it("shows the key's scopes, as they were chosen when it was issued", async () => {
     const { key } = await app.newKey({ scopes: ['usage:read', 'pets:read'] });
     const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
-    const scopes: ReadonlyArray<'pets:read' | 'pets:write' | 'usage:read'> = (await client.usage()).key.scopes;
+    const scopes: ReadonlyArray<'pets:read' | 'pets:write' | 'usage:read' | 'keys:manage'> = (await client.usage()).key
+      .scopes;
     assert.deepEqual(scopes, ['pets:read', 'usage:read']);
   });
 

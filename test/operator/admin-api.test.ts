@@ -38,6 +38,9 @@ interface Key {
   readonly bannedUntil: string | null;
   readonly scopes: readonly string[];
   readonly state: 'active' | 'revoked' | 'expired' | 'banned';
+  readonly name: string | null;
+  readonly createdBy: { readonly kind: string; readonly id?: string } | null;
+  readonly revokedBy: { readonly kind: string; readonly id?: string } | null;
 }
 
 const ALL_SCOPES = ['pets:read', 'pets:write', 'usage:read'];
@@ -58,6 +61,7 @@ interface Account {
   readonly keys: { readonly total: number; readonly active: number };
   readonly lastUsedAt: string | null;
   readonly createdAt: string;
+  readonly keyLimit: number;
 }
 
 interface History {
@@ -131,6 +135,7 @@ describeEachBackend('the admin API', (backend) => {
       'POST /keys/{id}/revoke',
       'POST /operator-tokens/{id}/revoke',
       'POST /session',
+      'PUT /accounts/{name}/key-limit',
       'PUT /accounts/{name}/plan',
     ]);
     const publicAnswer = await request(app.publicApp, '/v1/openapi.json');
@@ -193,6 +198,7 @@ describeEachBackend('the admin API', (backend) => {
       keys: { total: 0, active: 0 },
       lastUsedAt: null,
       createdAt: new Date(MID).toISOString(),
+      keyLimit: 20,
     });
     const { key, id } = await newKey(name);
     assert.equal((await request(app.publicApp, '/v1/pets', { key })).status, 200);
@@ -483,9 +489,40 @@ describeEachBackend('the admin API', (backend) => {
     clock.set(MID);
   });
 
+  it('gives keys:manage only when named; keys show the operator token that created and revoked them', async () => {
+    const name = await newAccount();
+    const plain = await newKey(name);
+    assert.ok(!plain.scopes.includes('keys:manage'), 'never implied');
+    const manager = await newKey(name, { scopes: ['keys:manage', 'pets:read'] });
+    assert.deepEqual(manager.scopes, ['pets:read', 'keys:manage']);
+    const token = { kind: 'operator_token', id: app.token.split('_')[1] };
+    assert.deepEqual([manager.name, manager.createdBy, manager.revokedBy], [null, token, null]);
+    const revoked = ok<Key>(await admin(`/admin/v1/keys/${plain.id}/revoke`, { method: 'POST' }));
+    assert.deepEqual(revoked.revokedBy, token);
+    const listed = ok<{ keys: Key[] }>(await admin(`/admin/v1/accounts/${name}/keys`)).keys;
+    const makers = new Map(listed.map((key) => [key.id, [key.createdBy, key.revokedBy]]));
+    assert.deepEqual(makers.get(plain.id), [token, token]);
+    assert.deepEqual(makers.get(manager.id), [token, null]);
+  });
+
+  it('PUT /accounts/{name}/key-limit sets how many active keys an account may hold, from 1 to 10000', async () => {
+    const name = await newAccount();
+    const path = `/admin/v1/accounts/${name}/key-limit`;
+    const changed = ok<Account>(await admin(path, { method: 'PUT', json: { keyLimit: 3 } }));
+    assert.equal(changed.keyLimit, 3);
+    assert.equal(ok<Account>(await admin(`/admin/v1/accounts/${name}`)).keyLimit, 3);
+    for (const keyLimit of [0, 10_001, 2.5, '3'])
+      assertError(await admin(path, { method: 'PUT', json: { keyLimit } }), 400, 'invalid_body', "'keyLimit'");
+    assertError(
+      await admin('/admin/v1/accounts/nobody-here/key-limit', { method: 'PUT', json: { keyLimit: 3 } }),
+      404,
+      'not_found',
+    );
+  });
+
   it('POST /accounts/{name}/keys refuses unknown, repeated and missing scopes, naming the valid ones', async () => {
     const name = await newAccount();
-    const valid = 'pets:read, pets:write, usage:read';
+    const valid = 'pets:read, pets:write, usage:read, keys:manage';
     for (const scopes of [['pets:read', 'Pets:Write'], [], ['pets:read', 'pets:read'], 'pets:read', [7]]) {
       const refused = await admin(`/admin/v1/accounts/${name}/keys`, { method: 'POST', json: { scopes } });
       assertError(refused, 400, 'invalid_body', "field 'scopes'", valid);

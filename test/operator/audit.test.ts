@@ -197,6 +197,10 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
         action: 'account.update',
         make: () => admin(`/admin/v1/accounts/${name}/plan`, { method: 'PUT', json: { plan: 'business' } }),
       },
+      'PUT /accounts/{name}/key-limit': {
+        action: 'account.update',
+        make: () => admin(`/admin/v1/accounts/${name}/key-limit`, { method: 'PUT', json: { keyLimit: 7 } }),
+      },
       'POST /accounts/{name}/keys': {
         action: 'key.create',
         make: () => admin(`/admin/v1/accounts/${name}/keys`, { method: 'POST' }),
@@ -261,6 +265,7 @@ describeEachBackend('the audit trail of the admin API', (backend) => {
       ['/admin/v1/accounts', { method: 'POST', json: { name: accountName(), plan: 'gold' } }, 400],
       [`/admin/v1/accounts/${accountName()}/plan`, { method: 'PUT', json: { plan: 'pro' } }, 404],
       [`/admin/v1/accounts/${taken}/plan`, { method: 'PUT', json: { plan: 'enterprise' } }, 400],
+      [`/admin/v1/accounts/${accountName()}/key-limit`, { method: 'PUT', json: { keyLimit: 7 } }, 404],
       [`/admin/v1/accounts/${accountName()}/keys`, { method: 'POST' }, 404],
       [`/admin/v1/accounts/${taken}/keys`, { method: 'POST', json: { expiresIn: 'soon' } }, 400],
       ['/admin/v1/keys/key_nope/revoke', { method: 'POST' }, 404],

@@ -617,8 +617,9 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
           ['pets:read', true],
           ['pets:write', true],
           ['usage:read', true],
+          ['keys:manage', false],
         ],
-        'every scope, checked: what a key issued without a choice has',
+        'every scope but keys:manage, checked: what a key issued without a choice has',
       );
 
       // None checked: the admin API's refusal, shown in the form, names the scopes to choose from.
@@ -628,7 +629,7 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
       await problem.waitFor();
       assert.match(
         await problem.innerText(),
-        /field 'scopes' must be a list of one or more of pets:read, pets:write, usage:read/,
+        /field 'scopes' must be a list of one or more of pets:read, pets:write, usage:read, keys:manage/,
       );
       assert.equal(await page.locator('#new-key').count(), 0, 'no key was issued');
 
@@ -660,6 +661,33 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
       assert.deepEqual(problems, [
         'console: Failed to load resource: the server responded with a status of 400 (Bad Request)',
       ]);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it("sets the account's key limit; the keys table names who created each key", async () => {
+    const page = await loggedIn(operatorOrigin);
+    try {
+      await page.goto(`${operatorOrigin}/console/accounts/${NEWCOMER}`);
+      const input = page.locator('#key-limit');
+      await input.waitFor();
+      assert.equal(await input.inputValue(), '20', 'the default');
+      await input.fill('7');
+      await page.click('#key-limit-form button[type=submit]');
+      await page.locator('dd[data-stat="key-limit"]', { hasText: /^7$/ }).waitFor();
+      const account = await fetch(`${operatorDirect}/admin/v1/accounts/${NEWCOMER}`, {
+        headers: { authorization: `Bearer ${operatorToken}` },
+      });
+      assert.equal(((await account.json()) as { keyLimit: number }).keyLimit, 7);
+      const makers = await page
+        .locator('tr[data-key] td[data-created-by]')
+        .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-created-by')));
+      assert.ok(makers.length > 0, 'the account has keys');
+      assert.ok(
+        makers.every((maker) => maker === '—' || /^(operator_token|cli|key):/.test(maker ?? '')),
+        makers.join(' '),
+      );
     } finally {
       await page.context().close();
     }

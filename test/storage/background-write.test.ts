@@ -177,6 +177,8 @@ describe('KeyVerifier keeps what it could not write', () => {
       listForAccount: unused,
       pageForAccount: unused,
       revoke: unused,
+      expireBy: unused,
+      countActive: unused,
     };
     return store;
   }

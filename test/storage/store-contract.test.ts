@@ -228,6 +228,7 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
           perMinute: null,
           perDay: null,
           createdAt: NOW,
+          keyLimit: 20,
         });
         assert.deepEqual(beta, {
           id: beta.id,
@@ -236,6 +237,7 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
           perMinute: 6000,
           perDay: 5_000_000_000,
           createdAt: NOW + 1,
+          keyLimit: 20,
         });
         assert.deepEqual(await fresh.accounts.findByName('beta'), beta);
         assert.equal(await fresh.accounts.findByName('gamma'), undefined);
@@ -318,6 +320,9 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         assert.deepEqual(first, {
           id: first.id,
           accountId: account.id,
+          name: null,
+          createdBy: null,
+          revokedBy: null,
           createdAt: NOW,
           expiresAt: NOW + 60_000,
           revokedAt: null,
@@ -355,6 +360,56 @@ for (const backend of [...(await backends()), await pgBouncerBackend()]) {
         assert.equal(principal?.plan, 'enterprise');
         assert.equal(principal?.perMinute, 10);
         assert.equal(principal?.perDay, 20);
+      });
+
+      it('keeps who created and who first revoked a key, its name, and counts the active keys', async () => {
+        const account = await store.accounts.create(
+          { name: name('holder'), plan: 'free', perMinute: null, perDay: null },
+          NOW,
+        );
+        assert.equal((await store.accounts.setKeyLimit(account.name, 3))?.keyLimit, 3);
+        assert.equal(await store.accounts.setKeyLimit(name('nobody'), 3), undefined);
+        const made = await store.keys.create(
+          {
+            id: name('kid-made'),
+            accountId: account.id,
+            hash: name('hash-made'),
+            expiresAt: null,
+            name: 'dashboard',
+            createdBy: { kind: 'key', id: 'key_maker' },
+          },
+          NOW,
+        );
+        assert.deepEqual(
+          [made.name, made.createdBy, made.revokedBy],
+          ['dashboard', { kind: 'key', id: 'key_maker' }, null],
+        );
+        const byCli = await store.keys.create(
+          {
+            id: name('kid-cli'),
+            accountId: account.id,
+            hash: name('hash-cli'),
+            expiresAt: NOW + 10,
+            createdBy: { kind: 'cli', user: 'ops:admin' },
+          },
+          NOW,
+        );
+        assert.deepEqual((await store.keys.findById(byCli.id))?.createdBy, { kind: 'cli', user: 'ops:admin' });
+        assert.equal(await store.keys.countActive(account.id, NOW), 2);
+        assert.equal(await store.keys.countActive(account.id, NOW + 10), 1, 'an expired key is not active');
+
+        assert.equal(await store.keys.revoke(made.id, NOW + 1, { kind: 'operator_token', id: 'tok' }), true);
+        assert.equal(await store.keys.revoke(made.id, NOW + 2, { kind: 'key', id: 'key_late' }), true);
+        const revoked = await store.keys.findById(made.id);
+        assert.deepEqual([revoked?.revokedAt, revoked?.revokedBy], [NOW + 1, { kind: 'operator_token', id: 'tok' }]);
+        assert.equal(await store.keys.countActive(account.id, NOW), 1);
+
+        // An expiry is brought forward, never pushed back.
+        assert.equal(await store.keys.expireBy(byCli.id, NOW + 5), true);
+        assert.equal((await store.keys.findById(byCli.id))?.expiresAt, NOW + 5);
+        await store.keys.expireBy(byCli.id, NOW + 50);
+        assert.equal((await store.keys.findById(byCli.id))?.expiresAt, NOW + 5);
+        assert.equal(await store.keys.expireBy(name('no-such-key'), NOW), false);
       });
 
       it("pages an account's keys in the order of listForAccount: creation, then id in byte order", async () => {

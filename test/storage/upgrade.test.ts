@@ -3,7 +3,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { generateApiKey, hashApiKey } from '../../src/auth/api-key.ts';
-import { KEY_SCOPES, scopeReader } from '../../src/domain/scopes.ts';
+import { ALL_SCOPES, KEY_SCOPES, NEVER_IMPLIED, scopeReader } from '../../src/domain/scopes.ts';
 import { MIGRATION_NAMES } from '../../src/storage/migrations.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { Store } from '../../src/domain/store.ts';
@@ -106,7 +106,8 @@ for (const backend of await backends()) {
       assert.deepEqual(await store.pets.list({ afterId: 0, limit: 10, status: undefined }), [rex, nobody]);
       assert.deepEqual(await store.pets.list({ afterId: 0, limit: 10, status: 'available' }), [rex]);
 
-      const small = { id: 1, name: 'small', plan: 'free', perMinute: null, perDay: null, createdAt: NOW };
+      // Every account gets the default limit of active keys.
+      const small = { id: 1, name: 'small', plan: 'free', perMinute: null, perDay: null, createdAt: NOW, keyLimit: 20 };
       const big = {
         id: 2,
         name: 'big',
@@ -114,13 +115,17 @@ for (const backend of await backends()) {
         perMinute: 6000,
         perDay: 5_000_000_000,
         createdAt: NOW + 2,
+        keyLimit: 20,
       };
+      // Keys of earlier releases have no name, and who made or revoked them was not kept.
+      const unknownMakers = { name: null, createdBy: null, revokedBy: null };
       assert.deepEqual(await store.accounts.list(), [small, big]);
       assert.deepEqual(await store.accounts.findByName('big'), big);
       assert.equal(await store.accounts.count(), 2);
 
       const revoked = {
         id: 'kid-revoked',
+        ...unknownMakers,
         accountId: 2,
         createdAt: NOW,
         expiresAt: null,
@@ -131,6 +136,7 @@ for (const backend of await backends()) {
       };
       const expiring = {
         id: 'kid-expiring',
+        ...unknownMakers,
         accountId: 2,
         createdAt: NOW + 1,
         expiresAt: NOW + HOUR,
@@ -141,6 +147,7 @@ for (const backend of await backends()) {
       };
       const used = {
         id: 'kid-used',
+        ...unknownMakers,
         accountId: 1,
         createdAt: NOW + 2,
         expiresAt: null,
@@ -298,7 +305,7 @@ for (const backend of await backends()) {
       await store.migrate();
       // Keys issued by this release: without a choice, and with every scope named.
       await store.keys.create({ id: 'unchosen', accountId: account.id, hash: 'hash-unchosen', expiresAt: null }, NOW);
-      const named = { id: 'named', accountId: account.id, hash: 'hash-named', expiresAt: null, scopes: KEY_SCOPES };
+      const named = { id: 'named', accountId: account.id, hash: 'hash-named', expiresAt: null, scopes: ALL_SCOPES };
       await store.keys.create(named, NOW);
 
       const stored = await storedScopes(backend, url);
@@ -321,7 +328,7 @@ for (const backend of await backends()) {
       assert.deepEqual(read.get('some'), ['pets:read', 'usage:read']);
       assert.deepEqual((await store.keys.findPrincipalByHash('hash-every'))?.scopes, EVERY_SCOPE);
       // A release with a fourth scope reads the same texts: the marked keys hold it, the others do not.
-      const later = scopeReader([...KEY_SCOPES, 'pets:delete']);
+      const later = scopeReader([...KEY_SCOPES, 'pets:delete'], NEVER_IMPLIED);
       const laterScopes = new Map([...stored].map(([id, text]) => [id, later(text)]));
       assert.deepEqual(laterScopes.get('every'), [...EVERY_SCOPE, 'pets:delete']);
       assert.deepEqual(laterScopes.get('unchosen'), [...EVERY_SCOPE, 'pets:delete']);

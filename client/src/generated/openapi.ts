@@ -90,6 +90,70 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your account's keys
+     * @description The keys of the caller's account, oldest first, revoked and expired ones included; never a secret. When more may follow, a `Link: <…>; rel="next"` header carries the URL of the next page (same limit, plus an opaque `cursor`). Unknown query parameters are ignored; a repeated known parameter is refused.
+     */
+    get: operations['listKeys'];
+    put?: never;
+    /**
+     * Create a key
+     * @description A new key of the caller's account, with a name, scopes and an optional expiry. The answer carries the key itself, once: store it now. A key gives only scopes it holds: naming another is 403 `insufficient_scope`, naming it. The account holds at most its limit of active keys (20 unless the operator set another); past it, 409 `key_limit`. An optional `Idempotency-Key` header makes retries safe, as for creating a pet: the same key and body return the first answer, secret included, and mint no second key; with another body, or from another key of the account, it is 422 `idempotency_conflict`. The answer is kept 24 hours, sealed with the calling key, so only that key can have it replayed. A 503 does not tell whether the key was made: retry with the same Idempotency-Key.
+     */
+    post: operations['createKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/keys/{keyId}/revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Revoke a key
+     * @description Revokes a key of the caller's account; a key may revoke itself. This instance refuses it at once, every other within `KEY_CACHE_TTL_MS` (at most 1 s). Revoking twice keeps the first time. Another account's key id is 404, as an unknown one. It takes no body.
+     */
+    post: operations['revokeKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/keys/{keyId}/roll': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Roll a key: a new one with the same name and scopes
+     * @description For a key that leaked, or is due for rotation: a new key with the old one's name and scopes (and, if the old one had an expiry, the same lifetime from now), and the old key expires at the end of the grace period: `gracePeriodSeconds`, 0 (at once) to 604800 (7 days), default 86400 (24 hours); an earlier expiry of its own is kept. Deploy the new key, then let the old one expire or revoke it. The old key must be active (else 409 `key_inactive`); its scopes must be ones the caller holds (else 403 `insufficient_scope`); another account's key id is 404. The new key replaces the old one, so it needs no room under the limit of active keys. An optional `Idempotency-Key` header makes retries safe, as for creating a pet: the same key and body return the first answer, secret included, and mint no second key; with another body, or from another key of the account, it is 422 `idempotency_conflict`. The answer is kept 24 hours, sealed with the calling key, so only that key can have it replayed. A 503 does not tell whether the key was made: retry with the same Idempotency-Key.
+     */
+    post: operations['rollKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -157,6 +221,8 @@ export interface components {
         | 'payload_too_large'
         | 'idempotency_conflict'
         | 'idempotency_in_flight'
+        | 'key_limit'
+        | 'key_inactive'
         | 'request_timeout'
         | 'expectation_failed'
         | 'headers_too_large'
@@ -207,7 +273,7 @@ export interface components {
         id: string;
         expiresAt: string | null;
         /** @description What the key may do: each operation names the scope it needs. Fixed at issue. */
-        scopes: ('pets:read' | 'pets:write' | 'usage:read')[];
+        scopes: ('pets:read' | 'pets:write' | 'usage:read' | 'keys:manage')[];
         ban: {
           /**
            * Format: date-time
@@ -281,7 +347,7 @@ export interface components {
          * @description The operation called; `usage` is `GET /usage` and `GET /usage/history`.
          * @enum {string}
          */
-        operation: 'listPets' | 'createPet' | 'getPet' | 'usage';
+        operation: 'listPets' | 'createPet' | 'getPet' | 'usage' | 'keys';
         /**
          * @description How it was answered: `2xx`, `4xx` (other than 429), `429` (`rate_limited`), `banned` (`key_banned`) or `5xx`.
          * @enum {string}
@@ -290,6 +356,137 @@ export interface components {
         /** @description Requests in the bucket with that operation and outcome. */
         count: number;
       }[];
+    };
+    /** @description A key of the caller's account, without its secret. */
+    Key: {
+      /**
+       * @description The key's non-secret id.
+       * @example key_3kq9x2m7w1Jd8QpZ
+       */
+      id: string;
+      /** @description What its holder called it; null for a key the operator issued without one. */
+      name: string | null;
+      /** @description What the key may do; fixed when it was created. */
+      scopes: ('pets:read' | 'pets:write' | 'usage:read' | 'keys:manage')[];
+      createdBy:
+        | {
+            /** @enum {string} */
+            kind: 'operator';
+          }
+        | {
+            /** @enum {string} */
+            kind: 'key';
+            /**
+             * @description The key of the account that did it.
+             * @example key_3kq9x2m7w1Jd8QpZ
+             */
+            id: string;
+          };
+      /** @description Who revoked it; null if it was not. */
+      revokedBy:
+        | (
+            | {
+                /** @enum {string} */
+                kind: 'operator';
+              }
+            | {
+                /** @enum {string} */
+                kind: 'key';
+                /**
+                 * @description The key of the account that did it.
+                 * @example key_3kq9x2m7w1Jd8QpZ
+                 */
+                id: string;
+              }
+          )
+        | null;
+      /**
+       * Format: date-time
+       * @description When the key was created.
+       */
+      createdAt: string;
+      lastUsedAt: string | null;
+      expiresAt: string | null;
+      revokedAt: string | null;
+    };
+    /** @description A page of the account's keys, oldest first. */
+    Keys: components['schemas']['Key'][];
+    /** @description A new key, with its secret. */
+    CreatedKey: {
+      /** @description The new key itself: in this answer only (and its replay to the same caller), never again. */
+      key: string;
+      /**
+       * @description The key's non-secret id.
+       * @example key_3kq9x2m7w1Jd8QpZ
+       */
+      id: string;
+      /** @description What its holder called it; null for a key the operator issued without one. */
+      name: string | null;
+      /** @description What the key may do; fixed when it was created. */
+      scopes: ('pets:read' | 'pets:write' | 'usage:read' | 'keys:manage')[];
+      createdBy:
+        | {
+            /** @enum {string} */
+            kind: 'operator';
+          }
+        | {
+            /** @enum {string} */
+            kind: 'key';
+            /**
+             * @description The key of the account that did it.
+             * @example key_3kq9x2m7w1Jd8QpZ
+             */
+            id: string;
+          };
+      /** @description Who revoked it; null if it was not. */
+      revokedBy:
+        | (
+            | {
+                /** @enum {string} */
+                kind: 'operator';
+              }
+            | {
+                /** @enum {string} */
+                kind: 'key';
+                /**
+                 * @description The key of the account that did it.
+                 * @example key_3kq9x2m7w1Jd8QpZ
+                 */
+                id: string;
+              }
+          )
+        | null;
+      /**
+       * Format: date-time
+       * @description When the key was created.
+       */
+      createdAt: string;
+      lastUsedAt: string | null;
+      expiresAt: string | null;
+      revokedAt: string | null;
+    };
+    /** @description Body of createKey. Any other field is refused. */
+    NewKey: {
+      /**
+       * @description What you call the key: 1 to 100 characters, no control characters.
+       * @example dashboard
+       */
+      name: string;
+      /** @description What the new key may do: one or more scopes, each held by the calling key; `keys:manage` only if named. */
+      scopes: ('pets:read' | 'pets:write' | 'usage:read' | 'keys:manage')[];
+      /**
+       * @description Seconds from now until the key expires, 60 to 315360000 (ten years); absent: never.
+       * @example 7776000
+       */
+      expiresInSeconds?: number;
+    };
+    /** @description Body of rollKey: `{}` for the default grace period. Any other field is refused. */
+    RollKey: {
+      /**
+       * @description How long the old key keeps working, in seconds: 0 (it stops at once) to 604800 (7 days); absent: 86400 (24 hours).
+       * @example 3600
+       */
+      gracePeriodSeconds?: number;
     };
   };
   responses: never;
@@ -1392,6 +1589,958 @@ export interface operations {
       };
       /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
       417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listKeys: {
+    parameters: {
+      query?: {
+        /** @description Most keys to return, from 1 to 100; 20 when absent. */
+        limit?: number;
+        /** @description Opaque position from the `next` link of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the account's keys. */
+      200: {
+        headers: {
+          /** @description RFC 8288 `rel="next"` link, absent on the last page. */
+          Link: components['headers']['Link'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "key_3kq9x2m7w1Jd8QpZ",
+           *         "name": null,
+           *         "scopes": [
+           *           "pets:read",
+           *           "pets:write",
+           *           "usage:read",
+           *           "keys:manage"
+           *         ],
+           *         "createdBy": {
+           *           "kind": "operator"
+           *         },
+           *         "revokedBy": null,
+           *         "createdAt": "2026-11-02T09:15:00.000Z",
+           *         "lastUsedAt": "2026-11-25T10:04:12.000Z",
+           *         "expiresAt": null,
+           *         "revokedAt": null
+           *       },
+           *       {
+           *         "id": "key_8fz2p5c0qaLm4RtY",
+           *         "name": "dashboard",
+           *         "scopes": [
+           *           "pets:read",
+           *           "usage:read"
+           *         ],
+           *         "createdBy": {
+           *           "kind": "key",
+           *           "id": "key_3kq9x2m7w1Jd8QpZ"
+           *         },
+           *         "revokedBy": null,
+           *         "createdAt": "2026-11-20T16:40:00.000Z",
+           *         "lastUsedAt": null,
+           *         "expiresAt": "2027-02-18T16:40:00.000Z",
+           *         "revokedAt": null
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['Keys'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  createKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry return the first answer, the new key included, to the same calling key only, for 24 hours. */
+        'idempotency-key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "dashboard",
+         *       "scopes": [
+         *         "pets:read",
+         *         "usage:read"
+         *       ],
+         *       "expiresInSeconds": 7776000
+         *     }
+         */
+        'application/json': components['schemas']['NewKey'];
+      };
+    };
+    responses: {
+      /** @description The new key, with its secret. */
+      201: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "key": "pst_7Hq2LmX9cVb4Rt1NwZ8kP3sD6fG0jY5aE2uK",
+           *       "id": "key_8fz2p5c0qaLm4RtY",
+           *       "name": "dashboard",
+           *       "scopes": [
+           *         "pets:read",
+           *         "usage:read"
+           *       ],
+           *       "createdBy": {
+           *         "kind": "key",
+           *         "id": "key_3kq9x2m7w1Jd8QpZ"
+           *       },
+           *       "revokedBy": null,
+           *       "createdAt": "2026-11-20T16:40:00.000Z",
+           *       "lastUsedAt": null,
+           *       "expiresAt": "2027-02-18T16:40:00.000Z",
+           *       "revokedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['CreatedKey'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account holds as many active keys as it may (`key_limit`): revoke one, or let one expire. */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body exceeds 16 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The Idempotency-Key was used with a different body (`idempotency_conflict`). */
+      422: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  revokeKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The key's id, as GET /keys lists it.
+         * @example key_8fz2p5c0qaLm4RtY
+         */
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The revoked key. */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "key_3kq9x2m7w1Jd8QpZ",
+           *       "name": null,
+           *       "scopes": [
+           *         "pets:read",
+           *         "pets:write",
+           *         "usage:read",
+           *         "keys:manage"
+           *       ],
+           *       "createdBy": {
+           *         "kind": "operator"
+           *       },
+           *       "revokedBy": {
+           *         "kind": "key",
+           *         "id": "key_3kq9x2m7w1Jd8QpZ"
+           *       },
+           *       "createdAt": "2026-11-02T09:15:00.000Z",
+           *       "lastUsedAt": "2026-11-25T10:04:12.000Z",
+           *       "expiresAt": null,
+           *       "revokedAt": "2026-11-25T11:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Key'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such resource (`not_found`). */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the rate limit (`rate_limited`) or the key is banned (`key_banned`); wait `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure (`internal_error`); no internals are shown. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Storage is unreachable (`service_unavailable`); retry later. A creation that gets it may have been committed: retry it with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  rollKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry return the first answer, the new key included, to the same calling key only, for 24 hours. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        /**
+         * @description The key's id, as GET /keys lists it.
+         * @example key_8fz2p5c0qaLm4RtY
+         */
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "gracePeriodSeconds": 3600
+         *     }
+         */
+        'application/json': components['schemas']['RollKey'];
+      };
+    };
+    responses: {
+      /** @description The new key, with its secret. */
+      201: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "key": "pst_7Hq2LmX9cVb4Rt1NwZ8kP3sD6fG0jY5aE2uK",
+           *       "id": "key_8fz2p5c0qaLm4RtY",
+           *       "name": "dashboard",
+           *       "scopes": [
+           *         "pets:read",
+           *         "usage:read"
+           *       ],
+           *       "createdBy": {
+           *         "kind": "key",
+           *         "id": "key_3kq9x2m7w1Jd8QpZ"
+           *       },
+           *       "revokedBy": null,
+           *       "createdAt": "2026-11-20T16:40:00.000Z",
+           *       "lastUsedAt": null,
+           *       "expiresAt": "2027-02-18T16:40:00.000Z",
+           *       "revokedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['CreatedKey'];
+        };
+      };
+      /** @description The request is invalid: `invalid_json`, `invalid_body`, `invalid_query` or `invalid_path`, the message naming the field or parameter; or `invalid_host`, a Host header missing, repeated or malformed. */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is missing or invalid (`unauthorized`); carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key is valid but lacks the scope this operation needs (`insufficient_scope`); `WWW-Authenticate` names it. Scopes never change on a key: issue one with the scope. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          /** @description RFC 6750 Bearer challenge: `error="insufficient_scope", scope="<needed>"`. */
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such resource (`not_found`). */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods. */
+      405: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          Allow: components['headers']['Allow'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key is revoked or expired (`key_inactive`), or, with the old key past its own limit already, the account holds as many active keys as it may (`key_limit`). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body exceeds 16 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An `Expect` header other than `100-continue` (`expectation_failed`). */
+      417: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The Idempotency-Key was used with a different body (`idempotency_conflict`). */
+      422: {
         headers: {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];

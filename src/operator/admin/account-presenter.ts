@@ -70,6 +70,7 @@ export class AccountPresenter {
       keys,
       lastUsedAt: isoOrNull(lastUsedAt),
       createdAt: iso(account.createdAt),
+      keyLimit: account.keyLimit,
     };
   }
 

@@ -5,7 +5,15 @@ import { auditContextOf } from '../../audit/audit-actors.ts';
 import { listed } from '../../domain/limit-windows.ts';
 import { AccountPresenter } from './account-presenter.ts';
 import { accountCursor, afterAccount, nextCursor } from './admin-cursors.ts';
-import { AccountParams, AccountRef, AccountsQuery, ADMIN_PAGE_LIMIT, planBodies, refs } from './admin-schemas.ts';
+import {
+  AccountParams,
+  AccountRef,
+  AccountsQuery,
+  ADMIN_PAGE_LIMIT,
+  KeyLimitBody,
+  planBodies,
+  refs,
+} from './admin-schemas.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
 
 type Needs = Pick<AdminRouteOptions, 'accounts' | 'clock' | 'limiter' | 'quotas'>;
@@ -102,6 +110,31 @@ export const accountRoutes: FastifyPluginAsync<Needs> = async (untyped, options)
     },
     async (request, reply) => {
       await accounts.setPlan(request.params.name, { ...request.body, naming: 'fields' }, auditContextOf(request));
+      return reply.send(await present.described(request.params.name));
+    },
+  );
+
+  app.put(
+    `${ADMIN_PREFIX}/accounts/:name/key-limit`,
+    {
+      schema: {
+        operationId: 'setKeyLimit',
+        tags: ['accounts'],
+        summary: 'Change how many active keys an account may hold',
+        description:
+          'As `petstore account set-key-limit`. Its keys cannot create keys through `/v1/keys` past it (`409 ' +
+          "key_limit`); keys it already holds past a lowered limit keep working. It does not limit the operator's " +
+          'own `createKey`.',
+        params: AccountParams,
+        body: KeyLimitBody,
+        response: {
+          200: adminAnswer('The account with its new limit.', AccountRef),
+          ...adminErrors(400, 403, 404, 413, 415),
+        },
+      },
+    },
+    async (request, reply) => {
+      await accounts.setKeyLimit(request.params.name, request.body.keyLimit, auditContextOf(request));
       return reply.send(await present.described(request.params.name));
     },
   );

@@ -1,3 +1,4 @@
+import { DEFAULT_KEY_LIMIT, MAX_KEY_LIMIT } from '../../domain/accounts.ts';
 import { Type, type Static } from 'typebox';
 import { KEY_SCOPES_EXPECTATION, KeyScopesSchema } from '../../auth/key-scopes-schema.ts';
 import { ERROR_CODES } from '../../errors.ts';
@@ -37,9 +38,35 @@ export type AdminError = Static<typeof AdminErrorSchema>;
 export const KEY_STATES = ['active', 'revoked', 'expired', 'banned'] as const;
 export type KeyState = (typeof KEY_STATES)[number];
 
+/** Who created or revoked a key; null where it was not recorded (keys issued before it was). */
+const KeyActorSchema = (description: string) =>
+  Type.Union(
+    [
+      Type.Object(
+        { kind: Type.Literal('operator_token'), id: Type.String({ description: "The operator token's id." }) },
+        { additionalProperties: false, description: 'An operator token, through the admin API or the console.' },
+      ),
+      Type.Object(
+        { kind: Type.Literal('cli'), user: Type.String({ description: 'The OS user who ran it.' }) },
+        { additionalProperties: false, description: 'The `petstore` command-line tool.' },
+      ),
+      Type.Object(
+        { kind: Type.Literal('key'), id: Type.String({ description: "The acting key's id." }) },
+        { additionalProperties: false, description: "A key of the account, through the public API's /v1/keys." },
+      ),
+      Type.Null(),
+    ],
+    { description },
+  );
+
 export const KeySchema = Type.Object(
   {
     id: Type.String({ description: "The key's non-secret id." }),
+    name: Type.Union([Type.String(), Type.Null()], {
+      description: 'What its holder called it (keys created through /v1/keys); null: none.',
+    }),
+    createdBy: KeyActorSchema('Who created it; null: not recorded (issued before it was, or the demo key).'),
+    revokedBy: KeyActorSchema('Who revoked it; null: not revoked, or not recorded.'),
     createdAt: Instant('When the key was created.'),
     expiresAt: MaybeInstant('When the key stops working; null: never.'),
     revokedAt: MaybeInstant('When the key was revoked; null: it was not.'),
@@ -102,6 +129,10 @@ const accountFields = (windows: LimitWindows) => ({
   today: TodaySchema,
   lastUsedAt: MaybeInstant('The latest last use of any of its keys; null: none used.'),
   createdAt: Instant('When the account was created.'),
+  keyLimit: Type.Integer({
+    minimum: 1,
+    description: 'The most active keys the account may hold; its keys cannot create more through /v1/keys.',
+  }),
 });
 
 const accountSchema = (windows: LimitWindows) =>
@@ -347,6 +378,14 @@ export const AuditEntrySchema = Type.Object(
           },
           { additionalProperties: false, description: 'Through the `petstore` command-line tool.' },
         ),
+        Type.Object(
+          {
+            kind: Type.Literal('key'),
+            id: Type.String({ description: "The acting key's id (never the key)." }),
+            account: Type.String({ description: "The acting key's account." }),
+          },
+          { additionalProperties: false, description: "An account holder's key, through the public API." },
+        ),
       ],
       { description: 'Who made it.' },
     ),
@@ -354,7 +393,8 @@ export const AuditEntrySchema = Type.Object(
       type: 'string',
       description:
         'Through what: `console` (a request with the console session cookie), `api` (a request with ' +
-        '`Authorization: Bearer`), `cli` (the command-line tool). Entries from before this field was recorded: ' +
+        "`Authorization: Bearer`), `cli` (the command-line tool), `key` (an account holder's key, through the " +
+        'public API). Entries from before this field was recorded: ' +
         "a token's are `api`, the CLI's `cli`.",
     }),
     action: Type.Enum(AUDIT_ACTIONS, { type: 'string', description: 'What was done.' }),
@@ -368,13 +408,13 @@ export const AuditEntrySchema = Type.Object(
     before: AuditValuesSchema,
     after: AuditValuesSchema,
     requestId: Type.Union([Type.String(), Type.Null()], {
-      description: 'The `X-Request-Id` of the admin API request; null for the CLI.',
+      description: 'The `X-Request-Id` of the admin API or public API request; null for the CLI.',
     }),
   },
   {
     $id: 'AuditEntry',
     additionalProperties: false,
-    description: 'One change an operator made. It never holds a key, a token or a hash.',
+    description: "One change an operator, or an account holder's key, made. It never holds a key, a token or a hash.",
   },
 );
 export type AdminAuditEntry = Static<typeof AuditEntrySchema>;
@@ -479,12 +519,25 @@ export const NewKeyBody = Type.Object(
     ),
     scopes: Type.Optional(
       KeyScopesSchema(
-        `What the key may do, one or more of ${KEY_SCOPES.map(code).join(', ')}. Absent: every scope, those ` +
-          "of later releases included. A key's scopes never change: to change them, create a new key and " +
-          'revoke the old one.',
+        `What the key may do, one or more of ${KEY_SCOPES.map(code).join(', ')}. Absent: every scope but ` +
+          "`keys:manage`, those of later releases included; `keys:manage` only when named. A key's scopes " +
+          'never change: to change them, create a new key and revoke the old one.',
         KEY_SCOPES_EXPECTATION,
       ),
     ),
+  },
+  { additionalProperties: false },
+);
+
+export const KeyLimitBody = Type.Object(
+  {
+    keyLimit: Type.Integer({
+      minimum: 1,
+      maximum: MAX_KEY_LIMIT,
+      description:
+        `The most active keys the account may hold, 1 to ${MAX_KEY_LIMIT}; ` + `new accounts get ${DEFAULT_KEY_LIMIT}.`,
+      'x-expectation': `an integer from 1 to ${MAX_KEY_LIMIT}`,
+    }),
   },
   { additionalProperties: false },
 );
@@ -602,7 +655,9 @@ export const AUDIT_LIMIT = { minimum: 1, maximum: 200, default: 50 } as const;
 
 export const AuditQuery = Type.Object({
   actor: Type.Optional(
-    Type.String({ description: "`cli`, `cli:<OS user>`, or an operator token's id: only that one's changes." }),
+    Type.String({
+      description: "`cli`, `cli:<OS user>`, an operator token's id, or a key's id: only that one's changes.",
+    }),
   ),
   target: Type.Optional(
     Type.String({
@@ -621,7 +676,7 @@ export const AuditQuery = Type.Object({
   via: Type.Optional(
     Type.Enum(AUDIT_VIAS, {
       type: 'string',
-      description: 'Only changes made through the console, the admin API or the CLI.',
+      description: "Only changes made through the console, the admin API, the CLI or a holder's key.",
       'x-expectation': `one of ${AUDIT_VIAS.join(', ')}`,
     }),
   ),

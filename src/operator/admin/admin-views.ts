@@ -21,6 +21,9 @@ function keyState(key: ApiKeyRecord, now: number): KeyState {
 export function keyElement(key: ApiKeyRecord, now: number): AdminKey {
   return {
     id: key.id,
+    name: key.name,
+    createdBy: key.createdBy,
+    revokedBy: key.revokedBy,
     createdAt: iso(key.createdAt),
     expiresAt: isoOrNull(key.expiresAt),
     revokedAt: isoOrNull(key.revokedAt),

@@ -49,6 +49,7 @@ export async function accountPage(main, view = { issued: el('div', { class: 'iss
     loadingPanel('Plan and use', Promise.all([account, usage]), (answers) => [
       accountSummary(answers),
       planForm(answers[0], reload),
+      keyLimitForm(answers[0], reload),
     ]),
     historyPanel({
       load: (query) => admin('GET /admin/v1/accounts/{name}/usage/history', { params, query }),
@@ -78,6 +79,7 @@ function accountSummary([account, usage]) {
     },
     { label: 'Requests, 30 days', value: count(usage.last30Days.requests), name: 'requests' },
     { label: 'Refusals, 30 days', value: count(refusals), kind: refusals > 0 ? 'bad' : undefined, name: 'refusals' },
+    { label: 'Key limit', value: count(account.keyLimit), name: 'key-limit' },
   ]);
 }
 
@@ -106,6 +108,35 @@ function planForm(account, reload) {
   return [el('h3', {}, 'Change plan'), form];
 }
 
+/**
+ * The form that sets how many active keys the account may hold (as `petstore account set-key-limit`): its own keys
+ * cannot create more through the public API's /v1/keys.
+ * @param {AdminAccountDetail} account
+ * @param {() => Promise<void>} reload
+ */
+function keyLimitForm(account, reload) {
+  const input = el('input', {
+    type: 'number',
+    id: 'key-limit',
+    name: 'keyLimit',
+    min: '1',
+    value: String(account.keyLimit),
+  });
+  const form = el('form', { id: 'key-limit-form', class: 'inline-form' }, field('Active keys, at most', input));
+  form.append(el('button', { type: 'submit' }, 'Set key limit'));
+  onSubmit(form, async () => {
+    /** @type {AdminAccount} */
+    const changed = await admin('PUT /admin/v1/accounts/{name}/key-limit', {
+      params: { name: account.name },
+      // A value that is not a whole number is sent as it is: the admin API's refusal names the field.
+      body: { keyLimit: Number(input.value) },
+    });
+    notify(`${changed.name} may hold ${count(changed.keyLimit)} active keys.`);
+    await reload();
+  });
+  return [el('h3', {}, 'Key limit'), form];
+}
+
 /** @type {readonly (readonly [AdminNewKey['expiresIn'], string])[]} */
 const KEY_LIFETIMES = [
   [undefined, 'never'],
@@ -126,16 +157,30 @@ const SCOPE_NAMES = {
   'pets:read': 'list and get pets',
   'pets:write': 'create pets',
   'usage:read': 'read its usage',
+  'keys:manage': "list, create, roll and revoke the account's keys",
 };
 
 /**
- * A checkbox per scope, all checked: a key issued without a choice has every scope.
+ * Scopes left unchecked until the operator checks them: never implied (src/domain/scopes.ts), so a
+ * key that manages keys is always a deliberate choice.
+ * @type {readonly KeyScope[]}
+ */
+const UNCHECKED_SCOPES = ['keys:manage'];
+
+/**
+ * A checkbox per scope, all but `keys:manage` checked, as a key issued without a choice holds them.
  * @returns {{ node: HTMLFieldSetElement, value(): KeyScope[] }}
  */
 function scopeInputs() {
   const scopes = /** @type {[KeyScope, string][]} */ (Object.entries(SCOPE_NAMES));
   const boxes = scopes.map(([scope]) =>
-    el('input', { type: 'checkbox', name: 'scopes', value: scope, checked: true, 'data-scope': scope }),
+    el('input', {
+      type: 'checkbox',
+      name: 'scopes',
+      value: scope,
+      checked: !UNCHECKED_SCOPES.includes(scope),
+      'data-scope': scope,
+    }),
   );
   const node = el(
     'fieldset',
@@ -237,6 +282,16 @@ async function copyKey(key, state) {
 const STATE_BADGES = { active: 'good', revoked: undefined, expired: 'warn', banned: 'bad' };
 
 /**
+ * Who created or revoked a key, as the CLI writes it: `cli:<OS user>`, `operator_token:<id>`, `key:<id>`;
+ * `—` where it is not known (keys issued before it was recorded) or the key is not revoked.
+ * @param {AdminKey['createdBy']} actor
+ */
+function keyActorText(actor) {
+  if (actor === null) return '—';
+  return `${actor.kind}:${actor.kind === 'cli' ? actor.user : actor.id}`;
+}
+
+/**
  * A key's scopes, one per line, each with what it allows as its tooltip.
  * @param {readonly KeyScope[]} scopes
  */
@@ -285,15 +340,17 @@ function keysTable(account, reload) {
     return cell;
   };
   return table(
-    ['Key', 'Scopes', 'State', 'Created', 'Last use', 'Expires', 'Banned until', ''],
+    ['Key', 'Scopes', 'State', 'Created', 'Created by', 'Revoked by', 'Last use', 'Expires', 'Banned until', ''],
     account.keys.map((key) =>
       el(
         'tr',
         { 'data-key': key.id, 'data-state': key.state },
-        el('td', { class: 'mono' }, key.id),
+        el('td', { class: 'mono' }, key.name === null ? key.id : [key.id, el('div', { class: 'note' }, key.name)]),
         el('td', { class: 'scopes', 'data-scopes': key.scopes.join(' ') }, scopeList(key.scopes)),
         el('td', {}, badge(key.state, STATE_BADGES[key.state])),
         el('td', {}, utc(key.createdAt)),
+        el('td', { 'data-created-by': keyActorText(key.createdBy) }, keyActorText(key.createdBy)),
+        el('td', { 'data-revoked-by': keyActorText(key.revokedBy) }, keyActorText(key.revokedBy)),
         el('td', {}, relative(key.lastUsedAt)),
         el('td', {}, key.expiresAt === null ? 'never' : utc(key.expiresAt)),
         el('td', {}, isBanned(key) ? relative(key.bannedUntil) : '—'),

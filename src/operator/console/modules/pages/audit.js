@@ -22,6 +22,7 @@ const AUDIT_ACTIONS = {
   'account.update': 'plan changed',
   'key.create': 'key created',
   'key.revoke': 'key revoked',
+  'key.roll': 'key rolled',
   'ban.lift': 'ban lifted',
   'operator_token.create': 'operator token created',
   'operator_token.revoke': 'operator token revoked',
@@ -31,7 +32,7 @@ const AUDIT_ACTIONS = {
  * Through what a change was made, as the page names it; the type check holds the list to the admin API's.
  * @type {Readonly<Record<AdminAuditEntry['via'], string>>}
  */
-const AUDIT_VIAS = { console: 'console', api: 'admin API', cli: 'CLI' };
+const AUDIT_VIAS = { console: 'console', api: 'admin API', cli: 'CLI', key: "holder's key" };
 
 /** @typedef {keyof NonNullable<AdminRequest<'GET /admin/v1/audit'>['query']>} AuditParameter */
 
@@ -149,6 +150,8 @@ function auditTable(answer, filters) {
 /** @param {AdminAuditEntry['actor']} actor */
 function auditActor(actor) {
   if (actor.kind === 'cli') return el('a', { href: auditHref({ actor: `cli:${actor.user}` }) }, `CLI: ${actor.user}`);
+  if (actor.kind === 'key')
+    return el('a', { href: auditHref({ actor: actor.id }), class: 'mono' }, `${actor.id} (key of ${actor.account})`);
   const label = actor.name === null ? actor.id : `${actor.name} (${actor.id})`;
   return el('a', { href: auditHref({ actor: actor.id }), class: 'mono' }, label);
 }
