@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { request as httpRequest, METHODS, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { KEY_SCOPES } from '../../src/domain/scopes.ts';
 import { HTTP_ERROR_CODES } from '../../src/errors.ts';
 import { startTestApp, type BackendPair, type TestApp } from './test-app.ts';
 
@@ -265,6 +266,17 @@ export function pathArbitrary(keys: FuzzKeys): fc.Arbitrary<string> {
     .oneof(
       { weight: 8, arbitrary: queryArbitrary().map((query) => `/v1/pets${query}`) },
       { weight: 6, arbitrary: idSegmentArbitrary(keys).map((id) => `/v1/pets/${id}`) },
+      // The account holder's keys: listed with the pets' queries, and revoked or rolled by odd ids.
+      { weight: 2, arbitrary: queryArbitrary().map((query) => `/v1/keys${query}`) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .tuple(
+            fc.oneof(idSegmentArbitrary(keys), fc.constant('key_0000000000000000')),
+            fc.constantFrom('revoke', 'roll', ''),
+          )
+          .map(([id, action]) => `/v1/keys/${id}${action === '' ? '' : `/${action}`}`),
+      },
       { weight: 2, arbitrary: fc.constantFrom(...OTHER_PATHS) },
       {
         weight: 1,
@@ -923,14 +935,20 @@ export interface FuzzTarget {
 
 /**
  * The app (on SQLite unless `backend` says otherwise) with limits no run reaches, except for the `limited`
- * key (20 a minute): an enterprise key and an anonymous limit far above a run's size, so 401s and validation
- * are not masked by 429s.
+ * key (20 a minute): an enterprise key holding every scope and an anonymous limit far above a run's size, so
+ * 401s and validation are not masked by 429s or 403s.
  * Forwarded addresses are trusted, so garbage X-Forwarded-For values reach the limiter.
  */
 export async function startFuzzTarget(backend?: BackendPair): Promise<FuzzTarget> {
   const env = { ANON_LIMIT_PER_MINUTE: '100000000', TRUST_PROXY: '127.0.0.1' };
   const app = await startTestApp({ env, ...(backend === undefined ? {} : { backend }) });
-  const unlimited = await app.newKey({ plan: 'enterprise', perMinute: 100_000_000, perDay: 1_000_000_000 });
+  // Every scope, keys:manage included, so that the holder's key operations are reached past their scope check.
+  const unlimited = await app.newKey({
+    plan: 'enterprise',
+    perMinute: 100_000_000,
+    perDay: 1_000_000_000,
+    scopes: KEY_SCOPES,
+  });
   const limited = await app.newKey({ plan: 'enterprise', perMinute: 20, perDay: 1_000_000 });
   return { app, keys: { unlimited: unlimited.key, limited: limited.key } };
 }
