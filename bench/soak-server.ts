@@ -68,6 +68,14 @@ export async function startChild(
   }
 }
 
+/** Ends a child of startChild gracefully (SIGTERM, as a supervisor would) and resolves once it has exited. */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 /** The status of one request (-1: no answer); a body makes it a POST of that JSON. */
 export function send(
   agent: Agent,

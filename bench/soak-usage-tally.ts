@@ -7,7 +7,7 @@ import { AccountService } from '../src/auth/account-service.ts';
 import { systemClock } from '../src/clock.ts';
 import { openStore } from '../src/storage/open-store.ts';
 import { DEFAULT_TALLY_ENTRIES } from '../src/usage/usage-tally.ts';
-import { log, positive, send, startChild } from './soak-server.ts';
+import { log, positive, send, startChild, stopChild } from './soak-server.ts';
 
 /**
  * `SOAK_SCENARIO=usage-tally npm run soak`: what a full usage tally costs the requests around it.
@@ -199,11 +199,7 @@ export async function usageTallySoak(): Promise<number> {
     const full = await measure(started.url, keys, settings);
     return report(empty, full, left);
   } finally {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child?.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(child);
     rmSync(workDir, { recursive: true, force: true });
   }
 }

@@ -8,7 +8,7 @@ import { generateApiKey } from '../src/auth/api-key.ts';
 import { systemClock } from '../src/clock.ts';
 import { encodeCursor } from '../src/pets/cursor.ts';
 import { openStore } from '../src/storage/open-store.ts';
-import { log, positive, send, startChild } from './soak-server.ts';
+import { log, positive, send, startChild, stopChild } from './soak-server.ts';
 import { usageTallySoak } from './soak-usage-tally.ts';
 
 /**
@@ -177,11 +177,7 @@ async function main(): Promise<number> {
     log(`child after settling: ${await heapFigures(started.metricsUrl)}`);
     return report(samples, statuses, settings, loadSeconds);
   } finally {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child?.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(child);
     rmSync(workDir, { recursive: true, force: true });
   }
 }

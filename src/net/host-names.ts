@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { normalizeAddress } from './client-address.ts';
+import { rawHeaderCount } from './raw-headers.ts';
 
 /**
  * Host names as a listener compares them: lower case, an IP address in canonical form (IPv6 in
@@ -85,7 +86,7 @@ export type HostProblem =
  * without user information. Undefined when nothing is.
  */
 export function hostProblemOf(request: IncomingMessage): HostProblem | undefined {
-  const count = hostHeaderCount(request.rawHeaders);
+  const count = rawHeaderCount(request.rawHeaders, 'host');
   if (count > 1) return { kind: 'repeated', count };
   const host = request.headers.host;
   if (host === undefined) return request.httpVersion === '1.0' ? undefined : { kind: 'missing' };
@@ -112,16 +113,6 @@ export function requestHost(request: IncomingMessage): string | undefined {
 }
 
 const SLASH = 0x2f;
-
-/** Node keeps the first of repeated Host headers in `headers`; the raw list has them all. */
-function hostHeaderCount(rawHeaders: readonly string[]): number {
-  let count = 0;
-  for (let at = 0; at < rawHeaders.length; at += 2) {
-    const name = rawHeaders[at] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') count += 1;
-  }
-  return count;
-}
 
 /**
  * The names a listener bound to `bindHost` answers to: the loopback names, `bindHost` itself unless

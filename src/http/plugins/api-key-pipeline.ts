@@ -4,6 +4,7 @@ import { AMBIGUOUS_CREDENTIALS, type KeyVerifier, type Verification } from '../.
 import type { Clock } from '../../clock.ts';
 import type { UsageOperation, UsageOutcome } from '../../domain/usage.ts';
 import type { ClientAddressOf } from '../../net/client-address.ts';
+import { rawHeaderCount } from '../../net/raw-headers.ts';
 import type { RateLimitFields } from '../../ratelimit/rate-limit-headers.ts';
 import type {
   LimitVerdict,
@@ -120,17 +121,8 @@ function admission(
 /** Step 1, without storage: the verdict on the key, or undefined when it must be looked up. */
 function verifyLocally(verifier: KeyVerifier, request: FastifyRequest): Verification | undefined {
   // Node keeps only the first of repeated Authorization headers in `headers`; the raw list has them all.
-  if (authorizationHeaderCount(request.raw.rawHeaders) > 1) return AMBIGUOUS_CREDENTIALS;
+  if (rawHeaderCount(request.raw.rawHeaders, 'authorization') > 1) return AMBIGUOUS_CREDENTIALS;
   return verifier.verifyWithoutStorage(request.headers.authorization);
-}
-
-function authorizationHeaderCount(rawHeaders: readonly string[]): number {
-  let count = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string;
-    if (name.length === 13 && name.toLowerCase() === 'authorization') count += 1;
-  }
-  return count;
 }
 
 /**
