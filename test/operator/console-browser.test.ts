@@ -708,7 +708,10 @@ describe('the operator console in a browser', { skip: CHROMIUM_MISSING }, () => 
       void dialog.accept();
     });
     try {
+      // The watchers take effect from the next load, so the page is loaded again once its first load has shown its
+      // tokens: a reload earlier would abort that load's request, which the watchers would count as a problem.
       await page.goto(`${operatorOrigin}/console/operator-tokens`);
+      await page.locator('tr[data-token]').first().waitFor();
       const problems = watchProblems(page);
       await watchCspViolations(page);
       await page.reload();
