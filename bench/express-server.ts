@@ -53,8 +53,8 @@ function parseNewPet(body: unknown): NewPet | string {
   return { name, categoryId, status };
 }
 
-export function createApp(db: DatabaseSync): express.Express {
-  const keyByHash = db.prepare('SELECT account FROM api_keys WHERE key_hash = ?');
+/** The three pet statements both hand-written apps prepare once: by id, a keyset page, a creation. */
+export function petStatements(db: DatabaseSync) {
   const petById = db.prepare('SELECT id, name, category_id AS categoryId, status FROM pets WHERE id = ?');
   const petsAfter = db.prepare(
     'SELECT id, name, category_id AS categoryId, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
@@ -63,6 +63,12 @@ export function createApp(db: DatabaseSync): express.Express {
     'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) ' +
       'RETURNING id, name, category_id AS categoryId, status',
   );
+  return { petById, petsAfter, insertPet };
+}
+
+export function createApp(db: DatabaseSync): express.Express {
+  const keyByHash = db.prepare('SELECT account FROM api_keys WHERE key_hash = ?');
+  const { petById, petsAfter, insertPet } = petStatements(db);
 
   const authenticate: RequestHandler = (request, response, next) => {
     const [scheme, key] = (request.get('authorization') ?? '').split(' ');

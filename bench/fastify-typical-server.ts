@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
-import { openDatabase } from './express-server.ts';
+import { openDatabase, petStatements } from './express-server.ts';
 
 /**
  * The app a developer would write instead of this service on the same framework, the way Fastify's
@@ -50,14 +50,7 @@ declare module 'fastify' {
 }
 
 export function createApp(db: DatabaseSync, keys: ReadonlyMap<string, string>, log: boolean) {
-  const petById = db.prepare('SELECT id, name, category_id AS categoryId, status FROM pets WHERE id = ?');
-  const petsAfter = db.prepare(
-    'SELECT id, name, category_id AS categoryId, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
-  );
-  const insertPet = db.prepare(
-    'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) ' +
-      'RETURNING id, name, category_id AS categoryId, status',
-  );
+  const { petById, petsAfter, insertPet } = petStatements(db);
   /** Today's requests per account, for the daily quota a plan would have. */
   const today = new Map<string, { day: number; count: number }>();
 
