@@ -22,7 +22,7 @@ export const IMPLIED_SCOPES: readonly KeyScope[] = Object.freeze(
 
 /**
  * What each scope lets a key do, as the CLI's help, both OpenAPI documents and the docs' tables say
- * it (test/scope-names.test.ts holds the docs to it). Which operations need it follows from the routes.
+ * it (test/domain/scope-names.test.ts holds the docs to it). Which operations need it follows from the routes.
  */
 export const SCOPE_MEANINGS: Readonly<Record<KeyScope, string>> = Object.freeze({
   'pets:read': 'read pets',

@@ -18,7 +18,7 @@ import { StartedParts } from '../support/started-parts.ts';
 
 /**
  * The operator console in a real browser, over the real server: Debian's chromium driven by
- * playwright-core, as test/docs-browser.test.ts launches it. Traffic on the public port, made with
+ * playwright-core, as test/docs/browser.test.ts launches it. Traffic on the public port, made with
  * the keys of one account, must show on the console's charts; the console's Revoke and Lift buttons
  * must act on the public port, and show in the audit trail with the CLI's changes. Without chromium
  * the suite is skipped with the reason, unless CI=true: then it fails.

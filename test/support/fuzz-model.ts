@@ -6,7 +6,7 @@ import { HTTP_ERROR_CODES } from '../../src/errors.ts';
 import { startTestApp, type BackendPair, type TestApp } from './test-app.ts';
 
 /**
- * The fuzz model shared by the CI sample (test/fuzz.test.ts) and the long campaign (test/fuzz/campaign.ts):
+ * The fuzz model shared by the CI sample (test/fuzz/fuzz.test.ts) and the long campaign (test/fuzz/campaign.ts):
  * generators of whole HTTP requests, a raw node:http sender, and the property every answer must
  * satisfy. Generators lean towards requests that get past authentication and parsing, so the
  * deeper steps (validation, storage, idempotency) see most of the cases.
