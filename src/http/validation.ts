@@ -59,6 +59,7 @@ export function createValidatorCompiler(
     const named = schema as SchemaNode;
     const root = (named.$ref === undefined ? named : byId.get(named.$ref.replace(/#$/, ''))) ?? named;
     const required = (root.required ?? []).length > 0;
+    const textParameters = Object.entries(root.properties ?? {});
     return (data: unknown) => {
       if (rules.absentBodyIsEmpty === true && part === 'body' && (data === undefined || data === null)) {
         if (!required) return { value: {} };
@@ -69,7 +70,7 @@ export function createValidatorCompiler(
         if (unknown) return { error: unknown };
       }
       if (part === 'querystring' || part === 'params') {
-        const problem = normaliseTextParameters(root, data as Record<string, unknown>, part);
+        const problem = normaliseTextParameters(textParameters, data as Record<string, unknown>, part);
         if (problem) return { error: problem };
       }
       if (validate(data)) return { value: data };
@@ -110,16 +111,19 @@ const DECIMAL = /^-?(0|[1-9][0-9]*)$/;
 // eslint-disable-next-line no-control-regex -- finding control characters is its purpose
 const CONTROL_CHARACTER = /[\u0000-\u001F\u007F-\u009F]/;
 
+/** Up to this many characters, a plain decimal lies inside int64 and is exact as a JavaScript number. */
+const EXACT_DECIMAL_LENGTH = 15;
+
 /**
  * Turns plain-decimal strings into numbers where the schema wants integers; refuses repeats and
- * control characters.
+ * control characters. `parameters` are the schema's properties, listed once when it is compiled.
  */
 function normaliseTextParameters(
-  root: SchemaNode,
+  parameters: readonly (readonly [string, SchemaNode])[],
   values: Record<string, unknown>,
   part: 'querystring' | 'params',
 ): ValidationError | undefined {
-  for (const [name, schema] of Object.entries(root.properties ?? {})) {
+  for (const [name, schema] of parameters) {
     const value = values[name];
     if (value === undefined) continue;
     if (Array.isArray(value))
@@ -129,6 +133,10 @@ function normaliseTextParameters(
       return new ValidationError(codeOf(part), `${label} '${name}' must not contain control characters`);
     }
     if (schema.type === 'integer' && typeof value === 'string' && DECIMAL.test(value)) {
+      if (value.length <= EXACT_DECIMAL_LENGTH) {
+        values[name] = Number(value);
+        continue;
+      }
       const exact = BigInt(value);
       if (exact >= INT64_MIN && exact <= INT64_MAX) {
         values[name] = Number(value);

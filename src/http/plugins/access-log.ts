@@ -12,8 +12,7 @@ export const accessLog = fastifyPlugin<{ metrics: Metrics }>(
       const { method, url } = request;
       const route = request.routeOptions.url ?? 'unmatched';
       const status = reply.statusCode;
-      metrics.requests.inc({ method, route, status });
-      metrics.duration.observe({ method, route }, reply.elapsedTime / 1000);
+      metrics.answered(method, route, status, reply.elapsedTime / 1000);
       // The key's id, never the key: the line must be safe to ship to any log store.
       const key = request.principal?.keyId;
       request.log.info({ method, url, status, ms: Math.round(reply.elapsedTime * 10) / 10, key }, 'request');
