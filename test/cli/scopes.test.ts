@@ -11,7 +11,7 @@ import { startTestApp } from '../support/test-app.ts';
  * `petstore key create --scopes` (docs/operations.md, "Key scopes") on each storage backend: the
  * key holds the scopes named, `key list` and `account show` show them in text and JSON, and an
  * empty, unknown or repeated scope is refused with exit 2 and one line that names the valid scopes. The
- * CLI's other behaviour is in test/cli/cli.test.ts.
+ * CLI's other behaviour is in the other files of test/cli/.
  */
 
 const VALID = 'valid scopes are pets:read, pets:write, usage:read, keys:manage';

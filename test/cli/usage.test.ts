@@ -7,15 +7,15 @@ import type { Output } from '../../src/cli/output.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { buildServices } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
+import { ISO, KEY_TABLE_COLUMNS, unusedKeyJson } from '../support/cli-assertions.ts';
 
 /**
  * The CLI's answers where no process boundary is under test: runCli in this process, printing to
  * a recording Output, over SQLite files of the test's own. What a shell sees (one line on stderr,
- * `petstore: ` before it, exit statuses) is covered by test/cli/cli.test.ts: the exact text in process, and
- * through real processes where the process boundary matters.
+ * `petstore: ` before it, exit statuses) is covered by test/cli/help-and-errors.test.ts and the
+ * files of each command: the exact text in process, and through real processes where the process
+ * boundary matters (test/cli/as-a-process.test.ts).
  */
-
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** What a command printed: stdout lines, and its failure as runCli handed it to the Output. */
 interface Run {
@@ -235,18 +235,7 @@ describe('petstore CLI usage', () => {
     const listed = (await jsonOf(['key', 'list', '--account', 'acme', '--json'], env)) as unknown[];
     assert.deepEqual(shown.keyList, listed, 'the keys as key list shows them');
     const keys = new Map(shown.keyList.map((key) => [key.id, key]));
-    assert.deepEqual(keys.get(plain.id), {
-      id: plain.id,
-      name: null,
-      createdBy: { kind: 'cli', user: userInfo().username },
-      revokedBy: null,
-      createdAt: plain.createdAt,
-      lastUsedAt: null,
-      expiresAt: null,
-      revokedAt: null,
-      bannedUntil: null,
-      scopes: ['pets:read', 'pets:write', 'usage:read'],
-    });
+    assert.deepEqual(keys.get(plain.id), unusedKeyJson(plain, { kind: 'cli', user: userInfo().username }));
     assert.equal(keys.get(expiring.id)?.expiresAt, expiring.expiresAt);
     assert.match(keys.get(revoked.id)?.revokedAt ?? '', ISO);
     assert.equal(keys.get(banned.id)?.bannedUntil, new Date(bannedUntil).toISOString());
@@ -257,17 +246,7 @@ describe('petstore CLI usage', () => {
     assert.ok(blank > 0, `a blank line ends the fields: ${text.lines.join('\n')}`);
     assert.ok(text.lines.slice(0, blank).includes('keys:        4 (3 active, at most 20)'), text.lines.join('\n'));
     const [header, ...rows] = text.lines.slice(blank + 1).map((line) => line.split(/ {2,}/));
-    assert.deepEqual(header, [
-      'ID',
-      'SCOPES',
-      'CREATED',
-      'CREATED BY',
-      'LAST USED',
-      'EXPIRES',
-      'REVOKED',
-      'REVOKED BY',
-      'BANNED UNTIL',
-    ]);
+    assert.deepEqual(header, KEY_TABLE_COLUMNS);
     const byId = new Map(rows.map((cells) => [cells[0], cells]));
     assert.deepEqual([...byId.keys()].sort(), created.map((key) => key.id).sort());
     const everyScope = 'pets:read,pets:write,usage:read';

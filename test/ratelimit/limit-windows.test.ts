@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { textOutput } from '../../src/cli/output.ts';
-import { runCli } from '../../src/cli/run-cli.ts';
 import { checkLimitWindows, LIMIT_WINDOWS, type LimitWindows } from '../../src/domain/limit-windows.ts';
+import { runCliInProcess, type CliResult } from '../support/cli-runner.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { errorOf, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
@@ -154,22 +153,7 @@ function propertiesOf(document: OpenApi, component: string, property: string): R
   return document.components.schemas[component]?.properties?.[property]?.properties ?? {};
 }
 
-async function cli(
-  args: readonly string[],
-  env: Record<string, string> = {},
-): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const output = textOutput(
-    args.includes('--json'),
-    (text) => (stdout += text),
-    (text) => (stderr += text),
-  );
-  const status = await runCli(
-    args,
-    { ...output, logs: { write: (line: string) => void (stderr += line) } },
-    env,
-    WITH_HOURS,
-  );
-  return { status, stdout, stderr };
+/** The CLI in this process, with the hourly window the tests add. */
+function cli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCliInProcess(args, env, WITH_HOURS);
 }

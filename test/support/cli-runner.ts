@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { textOutput } from '../../src/cli/output.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
+import { LIMIT_WINDOWS, type LimitWindows } from '../../src/domain/limit-windows.ts';
 
 /**
  * Two ways to run one `petstore …` command line, both configured by an environment object alone,
@@ -24,7 +25,12 @@ export type CliRunner = (args: readonly string[], env: Record<string, string>) =
 const ROOT = join(import.meta.dirname, '..', '..');
 const PROCESS_TIMEOUT_MS = 20_000;
 
-export const runCliInProcess: CliRunner = async (args, env) => {
+/** `limitWindows`: the accounts' limit windows the CLI runs with, LIMIT_WINDOWS unless a test adds one. */
+export async function runCliInProcess(
+  args: readonly string[],
+  env: Record<string, string>,
+  limitWindows: LimitWindows = LIMIT_WINDOWS,
+): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const output = textOutput(
@@ -34,9 +40,9 @@ export const runCliInProcess: CliRunner = async (args, env) => {
     (text) => (stderr += text),
   );
   const logs = { write: (line: string) => void (stderr += line) };
-  const status = await runCli(args, { ...output, logs }, env);
+  const status = await runCli(args, { ...output, logs }, env, limitWindows);
   return { args, status, stdout, stderr };
-};
+}
 
 /** How an operator starts the CLI: `node src/cli/main.ts`, or the documented `npm run -s petstore --`. */
 export const NODE_CLI: readonly string[] = [process.execPath, 'src/cli/main.ts'];
