@@ -32,7 +32,7 @@ export type LimitWindows = readonly LimitWindow[];
 
 /**
  * The windows, in the order the headers list them. A new one is a row here; then `tsc` asks for its
- * stored column (a migration, storage/limit-columns.ts) and its label in the console.
+ * stored column (a migration, storage/limit-columns.ts) and its words in the console.
  */
 export const LIMIT_WINDOWS = [
   {

@@ -14,7 +14,7 @@ import { badge, el, field, loadingPanel, notify, statList, table } from '../core
 import { count, relative, times, utc } from '../core/format.js';
 import { onSubmit, postAction } from '../core/forms.js';
 import { historyPanel, historyRange } from '../core/history-panel.js';
-import { planInputs } from '../core/plan-inputs.js';
+import { limitStats, limitsInWords, planInputs } from '../core/plan-inputs.js';
 
 function accountNameFromPath() {
   const segment = location.pathname.split('/')[3] ?? '';
@@ -71,8 +71,7 @@ function accountSummary([account, usage]) {
   const refusals = usage.last30Days.refusals;
   return statList([
     { label: 'Plan', value: account.plan, name: 'plan' },
-    { label: 'Per minute', value: count(account.limits.perMinute) },
-    { label: 'Per day', value: count(account.limits.perDay) },
+    ...limitStats(account.limits),
     {
       label: 'Today',
       value: account.today.used === null ? '—' : `${count(account.today.used)} / ${count(account.today.limit)}`,
@@ -98,10 +97,9 @@ function planForm(account, reload) {
       params: { name: account.name },
       body: plan.value(),
     });
-    const { perMinute, perDay } = changed.limits;
     notify(
-      `${changed.name} is on the ${changed.plan} plan: ${count(perMinute)} requests a minute, ${count(perDay)} a ` +
-        'day. Every instance applies it within a second.',
+      `${changed.name} is on the ${changed.plan} plan: ${limitsInWords(changed.limits)}. ` +
+        'Every instance applies it within a second.',
     );
     await reload();
   });

@@ -12,7 +12,7 @@ import { el, field, panel, table } from '../core/dom.js';
 import { count, relative, utc } from '../core/format.js';
 import { onSubmit } from '../core/forms.js';
 import { accountHref, accountLink } from '../core/links.js';
-import { planInputs } from '../core/plan-inputs.js';
+import { limitsInBrief, planInputs } from '../core/plan-inputs.js';
 
 /** @type {Renderer} */
 export async function accountsPage(main) {
@@ -49,7 +49,7 @@ function accountsTable(answer, query = '') {
         { 'data-account': account.name },
         el('td', {}, accountLink(account.name)),
         el('td', {}, account.plan),
-        el('td', {}, `${count(account.limits.perMinute)}/min, ${count(account.limits.perDay)}/day`),
+        el('td', {}, limitsInBrief(account.limits)),
         el('td', {}, todayMeter(account.today)),
         el('td', {}, `${count(account.keys.active)} active of ${count(account.keys.total)}`),
         el('td', {}, relative(account.lastUsedAt)),
