@@ -15,7 +15,7 @@ import type { RateLimiter } from '../ratelimit/limiter.ts';
 import type { ReadinessMonitor } from '../readiness.ts';
 import type { Store } from '../domain/store.ts';
 import type { UsageService } from '../usage/usage-service.ts';
-import { ADMIN_DOCUMENT } from './admin-openapi.ts';
+import { ADMIN_DOCUMENT } from './admin/admin-openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { adminSharedSchemas } from './admin/admin-schemas.ts';
 import type { AccountQuotas } from '../ratelimit/account-quotas.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CLIENT_VERSION } from '../../client/src/version.ts';
 import { publicDocument } from '../../src/http/public-document.ts';
-import { ADMIN_DOCUMENT } from '../../src/operator/admin-openapi.ts';
+import { ADMIN_DOCUMENT } from '../../src/operator/admin/admin-openapi.ts';
 import { petstoreVersion } from '../../src/version.ts';
 
 /** Every place a version is written agrees with its package's manifest and its changelog's latest release. */

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { UsagePoint } from '../../usage/usage-service.ts';
 import { deprecatedUsageView, historyView } from '../../usage/usage-views.ts';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { requireAccount } from './account-presenter.ts';
 import { AccountParams, HistoryQuery, refs } from './admin-schemas.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';

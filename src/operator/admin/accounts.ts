@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { auditContextOf } from '../../audit/audit-actors.ts';
 import { listed } from '../../domain/limit-windows.ts';
 import { AccountPresenter } from './account-presenter.ts';

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AuditEntryRecord } from '../../domain/audit.ts';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { afterAuditEntry, auditCursor } from './admin-cursors.ts';
 import { AUDIT_LIMIT, AuditQuery, refs, type AdminAuditEntry } from './admin-schemas.ts';
 import { iso } from './admin-views.ts';

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { auditContextOf } from '../../audit/audit-actors.ts';
 import { BanKeyParams, KeyRef, refs } from './admin-schemas.ts';
 import { iso, keyElement } from './admin-views.ts';

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { parseDuration } from '../../domain/duration.ts';
 import { ValidationError } from '../../errors.ts';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { auditContextOf } from '../../audit/audit-actors.ts';
 import { afterKey, keyCursor, nextCursor } from './admin-cursors.ts';
 import { AccountParams, ADMIN_PAGE_LIMIT, KeyIdParams, KeyRef, KeysQuery, NewKeyBody, refs } from './admin-schemas.ts';

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { operatorTokenView } from '../../auth/operator-tokens.ts';
 import { auditContextOf } from '../../audit/audit-actors.ts';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { OperatorTokenIdParams, OperatorTokenRef, refs } from './admin-schemas.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
 

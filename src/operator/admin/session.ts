@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { adminErrors, adminNoContent } from '../admin-openapi.ts';
+import { adminErrors, adminNoContent } from './admin-openapi.ts';
 import {
   cookieValue,
   INVALID_TOKEN,

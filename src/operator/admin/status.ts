@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AccountService } from '../../auth/account-service.ts';
 import type { ReadinessMonitor, ReadinessReading } from '../../readiness.ts';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { refs, type AdminStatus } from './admin-schemas.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';
 

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { historyView } from '../../usage/usage-views.ts';
-import { adminAnswer, adminErrors, ADMIN_PREFIX } from '../admin-openapi.ts';
+import { adminAnswer, adminErrors, ADMIN_PREFIX } from './admin-openapi.ts';
 import { HistoryQuery, refs, TOP_LIMIT, TopQuery } from './admin-schemas.ts';
 import { iso } from './admin-views.ts';
 import type { AdminRouteOptions } from './admin-routes.ts';

@@ -1,7 +1,7 @@
-import type { ApiDocument } from '../http/openapi.ts';
-import { petstoreVersion } from '../version.ts';
-import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin/admin-schemas.ts';
-import { OPERATOR_COOKIE } from './operator-auth.ts';
+import type { ApiDocument } from '../../http/openapi.ts';
+import { petstoreVersion } from '../../version.ts';
+import { ADMIN_ERROR_CODES, refs, type AdminErrorCode } from './admin-schemas.ts';
+import { OPERATOR_COOKIE } from '../operator-auth.ts';
 
 /** Where the admin API lives on the operator listener; its document's server URL. */
 export const ADMIN_PREFIX = '/admin/v1';
