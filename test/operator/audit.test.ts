@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { Client } from 'pg';
 import { OperatorTokenService } from '../../src/auth/operator-tokens.ts';
 import { driveToBan, MID } from '../ratelimit/rate-limit-assertions.ts';
 import { runCliInProcess } from '../support/cli-runner.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
-import { ManualClock } from '../support/manual-clock.ts';
 import type { OpenApiDocument } from '../support/openapi-contract.ts';
-import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
+import { adminApiForSuite, DAY_MS, ok, uniqueName } from './admin-calls.ts';
 
 /**
  * The audit trail (docs/operations.md, "Audit trail") through the admin API: every change an
@@ -36,33 +35,15 @@ interface Trail {
   readonly nextCursor: string | null;
 }
 
-const DAY_MS = 86_400_000;
-
-let unique = 0;
-function accountName(): string {
-  unique += 1;
-  return `audit-${process.pid}-${unique}`;
-}
+const accountName = (): string => uniqueName('audit');
 
 describeEachBackend('the audit trail of the admin API', (backend) => {
-  let app: OperatorTestApp;
-  let clock: ManualClock;
+  const { app, clock, admin } = adminApiForSuite(backend);
   let tokenId: string;
 
-  before(async () => {
-    clock = new ManualClock(MID);
-    app = await startOperatorTestApp({ backend, clock, env: { BAN_THRESHOLD: '1' } });
+  before(() => {
     tokenId = app.token.split('_')[1] as string;
   });
-  after(() => app.close());
-
-  const admin = (path: string, options: HttpRequest = {}): Promise<HttpAnswer> =>
-    request(app.operator, path, { key: app.token, ...options });
-
-  function ok<T>(answer: HttpAnswer, status = 200): T {
-    assert.equal(answer.status, status, answer.text);
-    return answer.json<T>();
-  }
 
   /** A change sent with its own request id, which its entry must carry. */
   async function change(path: string, method: string, requestId: string, json?: unknown): Promise<HttpAnswer> {

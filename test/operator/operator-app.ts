@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { OperatorTokenService } from '../../src/auth/operator-tokens.ts';
 import { startOperatorListener, type OperatorListener } from '../support/operator-listener.ts';
 import { request, type HttpTarget } from '../support/http-client.ts';
@@ -73,5 +74,45 @@ export async function startOperatorTestApp(options: OperatorTestAppOptions = {})
       await listener.close();
       await publicApp.close();
     },
+  };
+}
+
+/**
+ * The app of a suite: started before its tests, closed after them. Called in the suite's body, it
+ * stands for the app its tests then use (reading it before the suite starts fails, naming why):
+ *
+ *   describeEachBackend('…', (backend) => {
+ *     const app = operatorAppForSuite({ backend });
+ *     it('…', async () => { … app.operator … });
+ *   });
+ */
+export function operatorAppForSuite(options: OperatorTestAppOptions = {}): OperatorTestApp {
+  let started: OperatorTestApp | undefined;
+  before(async () => {
+    started = await startOperatorTestApp(options);
+  });
+  after(() => started?.close());
+  const app = (): OperatorTestApp => {
+    assert.ok(started !== undefined, "the suite's app is read before the suite started it");
+    return started;
+  };
+  return {
+    get publicApp() {
+      return app().publicApp;
+    },
+    get listener() {
+      return app().listener;
+    },
+    get operator() {
+      return app().operator;
+    },
+    get token() {
+      return app().token;
+    },
+    get tokens() {
+      return app().tokens;
+    },
+    logIn: (token) => app().logIn(token),
+    close: () => app().close(),
   };
 }

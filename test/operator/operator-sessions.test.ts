@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { lastSeenEveryMs, OperatorSessionService } from '../../src/auth/operator-sessions.ts';
 import { loadConfig } from '../../src/config.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, request, type HttpAnswer } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
+import { operatorAppForSuite } from './operator-app.ts';
 
 /**
  * The console's sessions (docs/operations.md, "Console"): the cookie holds a session id, stored
@@ -25,14 +25,8 @@ function hashOfCookie(cookie: string): string {
 }
 
 describeEachBackend('console sessions', (backend) => {
-  let app: OperatorTestApp;
-  let clock: ManualClock;
-
-  before(async () => {
-    clock = new ManualClock(START);
-    app = await startOperatorTestApp({ backend, clock, authFailuresPerMinute: 1000 });
-  });
-  after(() => app.close());
+  const clock = new ManualClock(START);
+  const app = operatorAppForSuite({ backend, clock, authFailuresPerMinute: 1000 });
 
   const status = (cookie: string): Promise<HttpAnswer> =>
     request(app.operator, '/admin/v1/status', { headers: { cookie } });
@@ -197,19 +191,13 @@ describeEachBackend('console sessions', (backend) => {
 });
 
 describeEachBackend('console sessions: settings and failed attempts', (backend) => {
-  let app: OperatorTestApp;
-  let clock: ManualClock;
-
-  before(async () => {
-    clock = new ManualClock(START);
-    app = await startOperatorTestApp({
-      backend,
-      clock,
-      authFailuresPerMinute: 3,
-      env: { OPERATOR_SESSION_IDLE_MINUTES: '5', OPERATOR_SESSION_MAX_HOURS: '1' },
-    });
+  const clock = new ManualClock(START);
+  const app = operatorAppForSuite({
+    backend,
+    clock,
+    authFailuresPerMinute: 3,
+    env: { OPERATOR_SESSION_IDLE_MINUTES: '5', OPERATOR_SESSION_MAX_HOURS: '1' },
   });
-  after(() => app.close());
 
   const status = (cookie: string): Promise<HttpAnswer> =>
     request(app.operator, '/admin/v1/status', { headers: { cookie } });
@@ -249,15 +237,9 @@ describeEachBackend('console sessions: settings and failed attempts', (backend) 
 });
 
 describeEachBackend('console sessions at the smallest idle time, one minute', (backend) => {
-  let app: OperatorTestApp;
-  let clock: ManualClock;
+  const clock = new ManualClock(START);
+  const app = operatorAppForSuite({ backend, clock, env: { OPERATOR_SESSION_IDLE_MINUTES: '1' } });
   const IDLE = MINUTE;
-
-  before(async () => {
-    clock = new ManualClock(START);
-    app = await startOperatorTestApp({ backend, clock, env: { OPERATOR_SESSION_IDLE_MINUTES: '1' } });
-  });
-  after(() => app.close());
 
   const status = (cookie: string): Promise<HttpAnswer> =>
     request(app.operator, '/admin/v1/status', { headers: { cookie } });
