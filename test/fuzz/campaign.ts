@@ -1,12 +1,6 @@
 import fc from 'fast-check';
-import {
-  FuzzFailure,
-  FuzzTally,
-  describeRequest,
-  fuzzProperty,
-  startFuzzTarget,
-  type FuzzRequest,
-} from '../support/fuzz-model.ts';
+import type { FuzzRequest } from '../support/fuzz-cases.ts';
+import { FuzzFailure, FuzzTally, describeRequest, fuzzProperty, startFuzzTarget } from '../support/fuzz-model.ts';
 import { request, type HttpTarget } from '../support/http-client.ts';
 import { wholeNumberSetting } from '../support/campaign-settings.ts';
 import { BACKEND_PAIRS } from '../support/each-backend.ts';
