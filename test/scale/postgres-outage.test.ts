@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client } from 'pg';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildServices, createLogger } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { postgresBackend, type Backend } from '../support/backends.ts';
@@ -10,6 +10,7 @@ import { errorOf, request, type HttpAnswer } from '../support/http-client.ts';
 import { redisBackend } from '../support/redis-backend.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { checkWriteBackRound, createPetsAndCacheReads, postPet } from '../support/storage-outage.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { driveToBan, retryAfterOf, sleep } from '../ratelimit/rate-limit-assertions.ts';
 
@@ -17,27 +18,54 @@ import { driveToBan, retryAfterOf, sleep } from '../ratelimit/rate-limit-asserti
 const postgres: Backend = await postgresBackend();
 const TIMEOUT_MS = 500;
 
+/** The app on a fresh PostgreSQL database reached through a TCP proxy the test can cut. */
+interface ThroughProxy {
+  readonly app: TestApp;
+  readonly proxy: TcpProxy;
+  /** The database's URL straight to PostgreSQL, bypassing the proxy. */
+  readonly directUrl: string;
+  /** Stops the app and the proxy and drops the database. */
+  close(): Promise<void>;
+}
+
+/** The app through a proxy (ThroughProxy), with TIMEOUT_MS as its storage timeout. */
+async function startThroughProxy(
+  options: { readonly env?: Record<string, string>; readonly clock?: ManualClock; readonly logger?: Logger } = {},
+): Promise<ThroughProxy> {
+  const proxy = await startTcpProxy(5432);
+  const directUrl = await postgres.freshDatabaseUrl();
+  const env = {
+    DATABASE_URL: directUrl.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
+    STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
+    ...options.env,
+  };
+  let app: TestApp;
+  try {
+    app = await startTestApp({ ...options, env });
+  } catch (error) {
+    await proxy.close();
+    throw error;
+  }
+  const close = async (): Promise<void> => {
+    await app.close();
+    await proxy.close();
+    await postgres.cleanup();
+  };
+  return { app, proxy, directUrl, close };
+}
+
 describe('PostgreSQL unreachable', { skip: postgres.skip }, () => {
   let proxy: TcpProxy;
   let app: TestApp;
   let headers: Record<string, string>;
+  let close: () => Promise<void>;
 
   before(async () => {
-    proxy = await startTcpProxy(5432);
-    const direct = await postgres.freshDatabaseUrl();
-    const throughProxy = direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
-    app = await startTestApp({
-      env: { DATABASE_URL: throughProxy, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), KEY_CACHE_TTL_MS: '0' },
-    });
+    ({ app, proxy, close } = await startThroughProxy({ env: { KEY_CACHE_TTL_MS: '0' } }));
     const { key } = await app.newKey({ plan: 'business' });
     headers = { authorization: `Bearer ${key}` };
   });
-
-  after(async () => {
-    await app.close();
-    await proxy.close();
-    await postgres.cleanup();
-  });
+  after(() => close());
 
   async function expectUnavailable(): Promise<void> {
     const started = performance.now();
@@ -83,52 +111,20 @@ describe('PostgreSQL unreachable: what needs no storage', { skip: postgres.skip 
   const READ_BOUND_MS = 500;
   const WRITE_MARGIN_MS = 250;
   const START = Date.parse('2026-06-01T12:00:00Z');
-  let proxy: TcpProxy;
-  let app: TestApp;
-  let clock: ManualClock;
+  const clock = new ManualClock(START);
+  let started: ThroughProxy;
   let headers: Record<string, string>;
-  const ids: number[] = [];
+  let ids: number[];
 
   before(async () => {
-    proxy = await startTcpProxy(5432);
-    const direct = await postgres.freshDatabaseUrl();
-    clock = new ManualClock(START);
-    app = await startTestApp({
-      clock,
-      env: {
-        DATABASE_URL: direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
-        STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
-        KEY_CACHE_TTL_MS: '1000',
-      },
-    });
-    headers = { authorization: `Bearer ${(await app.newKey({ plan: 'business' })).key}` };
-    for (let i = 0; i < 3; i += 1) {
-      const response = await request(app, '/v1/pets', {
-        method: 'POST',
-        headers,
-        json: { name: `pet-${i}`, categoryId: 1, status: 'sold' },
-      });
-      assert.equal(response.status, 201);
-      ids.push(response.json<{ id: number }>().id);
-    }
-    // Cached from now on: the full first page and the first pet.
-    assert.equal((await request(app, '/v1/pets?limit=2', { headers })).status, 200);
-    assert.equal((await request(app, `/v1/pets/${ids[0]}`, { headers })).status, 200);
+    started = await startThroughProxy({ clock, env: { KEY_CACHE_TTL_MS: '1000' } });
+    headers = { authorization: `Bearer ${(await started.app.newKey({ plan: 'business' })).key}` };
+    ids = await createPetsAndCacheReads(started.app, headers, 3, 'sold');
   });
-
-  after(async () => {
-    await app.close();
-    await proxy.close();
-    await postgres.cleanup();
-  });
-
-  async function timed(answer: Promise<HttpAnswer>): Promise<{ response: HttpAnswer; ms: number }> {
-    const started = performance.now();
-    const response = await answer;
-    return { response, ms: performance.now() - started };
-  }
+  after(() => started.close());
 
   test('a silent network: cached reads and keys answer at once, creations get 503 in time', async () => {
+    const { app, proxy } = started;
     const usedAt = START + 60_000;
     clock.set(usedAt);
     // A key looked up just now: its cached verdict holds for KEY_CACHE_TTL_MS, longer than this test's requests.
@@ -138,37 +134,20 @@ describe('PostgreSQL unreachable: what needs no storage', { skip: postgres.skip 
 
     proxy.blackhole();
     try {
-      // The last-used write-back, as its timer starts it, during the outage.
-      const flushStarted = performance.now();
-      const flushed = app.services.keyVerifier
-        .flushLastUsed()
-        .catch(() => undefined)
-        .then(() => performance.now() - flushStarted);
       const post = (idempotencyKey?: string): Promise<HttpAnswer> =>
-        request(app, '/v1/pets', {
-          method: 'POST',
-          headers: { ...freshHeaders, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
-          json: { name: 'during', categoryId: 1, status: 'sold' },
-        });
-      const reads = {
-        cachedPage: timed(request(app, '/v1/pets?limit=2', { headers: freshHeaders })),
-        cachedPet: timed(request(app, `/v1/pets/${ids[0]}`, { headers: freshHeaders })),
-        usage: timed(request(app, '/v1/usage', { headers: freshHeaders })),
-      };
-      const writes = { plain: timed(post()), idempotent: timed(post(randomUUID())) };
-      for (const [name, read] of Object.entries(reads)) {
-        const { response, ms } = await read;
-        assert.equal(response.status, 200, `${name}: ${response.text}`);
-        assert.ok(ms < READ_BOUND_MS, `${name} took ${Math.round(ms)} ms while PostgreSQL was unreachable`);
-      }
-      for (const [name, write] of Object.entries(writes)) {
-        const { response, ms } = await write;
-        assert.equal(response.status, 503, `${name}: ${response.text}`);
-        assert.equal(response.json<{ code: string }>().code, 'service_unavailable');
-        assert.ok(ms < TIMEOUT_MS + WRITE_MARGIN_MS, `${name} got its 503 after ${Math.round(ms)} ms`);
-      }
-      const flushMs = await flushed;
-      assert.ok(flushMs < TIMEOUT_MS + WRITE_MARGIN_MS, `the write-back took ${Math.round(flushMs)} ms`);
+        postPet(app, freshHeaders, { name: 'during', status: 'sold', idempotencyKey });
+      // Reads, creations and the last-used write-back (as its timer starts it) during the outage.
+      await checkWriteBackRound(app, {
+        headers: freshHeaders,
+        reads: { cachedPage: '/v1/pets?limit=2', cachedPet: `/v1/pets/${ids[0]}`, usage: '/v1/usage' },
+        writes: { plain: () => post(), idempotent: () => post(randomUUID()) },
+        limits: {
+          readMs: READ_BOUND_MS,
+          writeMs: TIMEOUT_MS + WRITE_MARGIN_MS,
+          writeBackMs: TIMEOUT_MS + WRITE_MARGIN_MS,
+        },
+        whileOut: 'while PostgreSQL was unreachable',
+      });
     } finally {
       proxy.forward();
     }
@@ -186,18 +165,9 @@ describe('PostgreSQL unreachable: what needs no storage', { skip: postgres.skip 
 
 describe('PostgreSQL unreachable: the log', { skip: postgres.skip }, () => {
   test('50 requests during an outage give one warning line, with the cause and no stack', async () => {
-    const proxy = await startTcpProxy(5432);
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
-    const direct = await postgres.freshDatabaseUrl();
-    const app = await startTestApp({
-      env: {
-        DATABASE_URL: direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
-        STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
-        KEY_CACHE_TTL_MS: '0',
-      },
-      logger,
-    });
+    const { app, proxy, close } = await startThroughProxy({ env: { KEY_CACHE_TTL_MS: '0' }, logger });
     try {
       const { key } = await app.newKey({ plan: 'business' });
       await proxy.refuse();
@@ -222,9 +192,7 @@ describe('PostgreSQL unreachable: the log', { skip: postgres.skip }, () => {
       assert.equal(first?.suppressed, 0);
       assert.ok(first?.cause, `the first warning says what failed: ${JSON.stringify(first)}`);
     } finally {
-      await app.close();
-      await proxy.close();
-      await postgres.cleanup();
+      await close();
     }
   });
 });
@@ -262,16 +230,14 @@ describe('PostgreSQL closing an idle pooled connection', { skip: postgres.skip }
 describe('PostgreSQL partition during a creation with an Idempotency-Key', { skip: postgres.skip }, () => {
   let proxy: TcpProxy;
   let app: TestApp;
-  let directUrl: string;
+  let close: () => Promise<void>;
   let headers: Record<string, string>;
   /** A session of the test's own, straight to PostgreSQL, to hold locks and watch the app's sessions. */
   let observer: Client;
 
   before(async () => {
-    proxy = await startTcpProxy(5432);
-    directUrl = await postgres.freshDatabaseUrl();
-    const throughProxy = directUrl.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
-    app = await startTestApp({ env: { DATABASE_URL: throughProxy, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    let directUrl: string;
+    ({ app, proxy, directUrl, close } = await startThroughProxy());
     headers = { authorization: `Bearer ${(await app.newKey({ plan: 'business' })).key}` };
     observer = new Client({ connectionString: directUrl });
     await observer.connect();
@@ -279,9 +245,7 @@ describe('PostgreSQL partition during a creation with an Idempotency-Key', { ski
 
   after(async () => {
     await observer.end();
-    await app.close();
-    await proxy.close();
-    await postgres.cleanup();
+    await close();
   });
 
   const create = (name: string, key: string): Promise<HttpAnswer> =>
@@ -387,15 +351,9 @@ describe('PostgreSQL unreachable: a banned key', { skip: postgres.skip }, () => 
         t.skip(redis.skip);
         return;
       }
-      const proxy = await startTcpProxy(5432);
-      const direct = await postgres.freshDatabaseUrl();
-      const app = await startTestApp({
-        env: {
-          DATABASE_URL: direct.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
-          STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
-          ...(redis === undefined ? {} : { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() }),
-        },
-      });
+      const env: Record<string, string> =
+        redis === undefined ? {} : { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() };
+      const { app, proxy, close } = await startThroughProxy({ env });
       try {
         const { key } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 1000 });
         const { banned } = await driveToBan(app, key);
@@ -415,10 +373,8 @@ describe('PostgreSQL unreachable: a banned key', { skip: postgres.skip }, () => 
         assert.equal((await request(app, '/readyz')).status, 503, 'storage was unreachable all along');
       } finally {
         proxy.forward();
-        await app.close();
-        await proxy.close();
+        await close();
         await redis?.cleanup();
-        await postgres.cleanup();
       }
     });
   }

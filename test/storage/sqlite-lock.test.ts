@@ -10,6 +10,7 @@ import { openSqliteStore } from '../../src/storage/sqlite-dialect.ts';
 import { request, type HttpAnswer } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { holdWriteLock, watchEventLoop } from '../support/sqlite-write-lock.ts';
+import { checkWriteBackRound, createPetsAndCacheReads, postPet, timed } from '../support/storage-outage.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -26,36 +27,51 @@ const READ_MS = TIMEOUT_MS;
 /** Far from the lock's 2.5 s: a blocking busy wait shows as a gap of about that length. */
 const LONGEST_LOOP_GAP_MS = 500;
 
-async function timed(answer: Promise<HttpAnswer>): Promise<{ response: HttpAnswer; ms: number; body: unknown }> {
-  const started = performance.now();
-  const response = await answer;
-  return { response, ms: performance.now() - started, body: response.json() };
+/** The app on a SQLite file in a directory of its own, which `close()` removes with it; a business key's headers. */
+async function startOnOwnFile(options: { readonly clock?: ManualClock; readonly env: Record<string, string> }) {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-lock-'));
+  const path = join(directory, 'petstore.db');
+  const app = await startTestApp({ ...options, env: { DATABASE_URL: `sqlite:${path}`, ...options.env } });
+  const { key, keyId } = await app.newKey({ plan: 'business' });
+  const close = async (): Promise<void> => {
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  };
+  return { app, path, keyId, headers: { authorization: `Bearer ${key}` }, close };
+}
+
+/**
+ * Runs `during` while another process holds the file's write lock for `heldMs`, waits for the lock's
+ * release, and checks that the event loop was never blocked meanwhile.
+ */
+async function whileLockHeld(path: string, heldMs: number, during: () => Promise<void>): Promise<void> {
+  const loop = watchEventLoop();
+  const locker = await holdWriteLock(path, heldMs);
+  try {
+    const exited = once(locker, 'exit');
+    await during();
+    await exited;
+    const longestGap = loop.stop();
+    assert.ok(longestGap < LONGEST_LOOP_GAP_MS, `the event loop was blocked for ${Math.round(longestGap)} ms`);
+  } finally {
+    loop.stop();
+    locker.kill();
+  }
 }
 
 describe('SQLite file locked by another process', () => {
-  let directory: string;
   let path: string;
   let app: TestApp;
   let headers: Record<string, string>;
+  let close: () => Promise<void>;
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-lock-'));
-    path = join(directory, 'petstore.db');
-    app = await startTestApp({ env: { DATABASE_URL: `sqlite:${path}`, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS) } });
-    headers = { authorization: `Bearer ${(await app.newKey({ plan: 'business' })).key}` };
+    ({ app, path, headers, close } = await startOnOwnFile({ env: { STORAGE_TIMEOUT_MS: String(TIMEOUT_MS) } }));
   });
-
-  after(async () => {
-    await app.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  after(() => close());
 
   const post = (name: string, key?: string): Promise<HttpAnswer> =>
-    request(app, '/v1/pets', {
-      method: 'POST',
-      headers: { ...headers, ...(key ? { 'idempotency-key': key } : {}) },
-      json: { name, categoryId: 1, status: 'available' },
-    });
+    postPet(app, headers, { name, status: 'available', idempotencyKey: key });
 
   it('creations get 503 within the timeout, reads and health are served, the loop never blocks', async () => {
     for (let i = 0; i < 3; i += 1) assert.equal((await post(`before-${i}`)).status, 201);
@@ -64,18 +80,7 @@ describe('SQLite file locked by another process', () => {
     const key = randomUUID();
 
     const unavailableBefore = await storageUnavailableCount();
-    const loop = watchEventLoop();
-    const locker = await holdWriteLock(path, LOCK_HELD_MS);
-    try {
-      const exited = once(locker, 'exit');
-      await whileLocked(name, key);
-      await exited;
-      const longestGap = loop.stop();
-      assert.ok(longestGap < LONGEST_LOOP_GAP_MS, `the event loop was blocked for ${Math.round(longestGap)} ms`);
-    } finally {
-      loop.stop();
-      locker.kill();
-    }
+    await whileLockHeld(path, LOCK_HELD_MS, () => whileLocked(name, key));
 
     // Both creations' 503s are counted for the alert on storage outages.
     assert.equal((await storageUnavailableCount()) - unavailableBefore, 2);
@@ -117,7 +122,7 @@ describe('SQLite file locked by another process', () => {
     ];
     for (const [index, created] of [plain, idempotent].entries()) {
       assert.equal(created.response.status, 503);
-      assert.deepEqual(created.body, { code: 'service_unavailable', message: messages[index], status: 503 });
+      assert.deepEqual(created.response.json(), { code: 'service_unavailable', message: messages[index], status: 503 });
       assert.ok(created.ms < TIMEOUT_MS + MARGIN_MS, `503 after ${Math.round(created.ms)} ms`);
     }
     for (const read of [health, fullPage, lastPage]) {
@@ -125,7 +130,7 @@ describe('SQLite file locked by another process', () => {
       assert.ok(read.ms < READ_MS, `a read took ${Math.round(read.ms)} ms while the file was locked`);
     }
     // The last, partial page is read from storage: in WAL mode the writer does not block readers.
-    assert.equal((lastPage.body as unknown[]).length, 3);
+    assert.equal(lastPage.response.json<unknown[]>().length, 3);
     assert.ok(performance.now() - lockedAt < LOCK_HELD_MS, 'the lock was still held during the requests');
   }
 });
@@ -147,100 +152,52 @@ describe('SQLite file locked by another process while last-used times are writte
   const START = Date.parse('2026-06-01T12:00:00Z');
   const LOCKED_AT = START + 60_000;
 
-  let directory: string;
+  const clock = new ManualClock(START);
   let path: string;
   let app: TestApp;
-  let clock: ManualClock;
   let keyId: string;
   let headers: Record<string, string>;
-  const ids: number[] = [];
+  let close: () => Promise<void>;
+  let ids: number[];
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-lock-'));
-    path = join(directory, 'petstore.db');
-    clock = new ManualClock(START);
-    app = await startTestApp({
-      clock,
-      env: { DATABASE_URL: `sqlite:${path}`, STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), KEY_CACHE_TTL_MS: '0' },
-    });
-    const created = await app.newKey({ plan: 'business' });
-    keyId = created.keyId;
-    headers = { authorization: `Bearer ${created.key}` };
-    for (let i = 0; i < 5; i += 1) {
-      const response = await request(app, '/v1/pets', {
-        method: 'POST',
-        headers,
-        json: { name: `pet-${i}`, categoryId: 1, status: 'available' },
-      });
-      assert.equal(response.status, 201);
-      ids.push(response.json<{ id: number }>().id);
-    }
-    // Cached from now on: the full first page and the first pet.
-    assert.equal((await request(app, '/v1/pets?limit=2', { headers })).status, 200);
-    assert.equal((await request(app, `/v1/pets/${ids[0]}`, { headers })).status, 200);
+    const env = { STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), KEY_CACHE_TTL_MS: '0' };
+    ({ app, path, keyId, headers, close } = await startOnOwnFile({ clock, env }));
+    ids = await createPetsAndCacheReads(app, headers, 5, 'available');
     await app.services.keyVerifier.flushLastUsed();
   });
-
-  after(async () => {
-    await app.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  after(() => close());
 
   const post = (name: string, key?: string): Promise<HttpAnswer> =>
-    request(app, '/v1/pets', {
-      method: 'POST',
-      headers: { ...headers, ...(key ? { 'idempotency-key': key } : {}) },
-      json: { name, categoryId: 1, status: 'available' },
-    });
+    postPet(app, headers, { name, status: 'available', idempotencyKey: key });
 
   /** A write-back started as the timer starts it, and requests of every kind while it runs. */
   async function round(uncachedPetId: number): Promise<void> {
-    const flushStarted = performance.now();
-    const flushed = app.services.keyVerifier
-      .flushLastUsed()
-      .catch(() => undefined)
-      .then(() => performance.now() - flushStarted);
-    const reads = {
-      cachedPage: timed(request(app, '/v1/pets?limit=2', { headers })),
-      uncachedPage: timed(request(app, '/v1/pets?limit=100', { headers })),
-      cachedPet: timed(request(app, `/v1/pets/${ids[0]}`, { headers })),
-      uncachedPet: timed(request(app, `/v1/pets/${uncachedPetId}`, { headers })),
-      usage: timed(request(app, '/v1/usage', { headers })),
-    };
-    const writes = { plain: timed(post('during')), idempotent: timed(post('during', randomUUID())) };
-    for (const [name, read] of Object.entries(reads)) {
-      const { response, ms } = await read;
-      assert.equal(response.status, 200, `${name}: ${response.text}`);
-      assert.ok(ms < READ_BOUND_MS, `${name} took ${Math.round(ms)} ms while the file was locked`);
-    }
-    for (const [name, write] of Object.entries(writes)) {
-      const { response, ms } = await write;
-      assert.equal(response.status, 503, `${name}: ${response.text}`);
-      assert.ok(ms < TIMEOUT_MS + WRITE_MARGIN_MS, `${name} got its 503 after ${Math.round(ms)} ms`);
-    }
-    const flushMs = await flushed;
-    assert.ok(flushMs < READ_BOUND_MS, `the write-back waited ${Math.round(flushMs)} ms for the lock`);
+    await checkWriteBackRound(app, {
+      headers,
+      reads: {
+        cachedPage: '/v1/pets?limit=2',
+        uncachedPage: '/v1/pets?limit=100',
+        cachedPet: `/v1/pets/${ids[0]}`,
+        uncachedPet: `/v1/pets/${uncachedPetId}`,
+        usage: '/v1/usage',
+      },
+      writes: { plain: () => post('during'), idempotent: () => post('during', randomUUID()) },
+      limits: { readMs: READ_BOUND_MS, writeMs: TIMEOUT_MS + WRITE_MARGIN_MS, writeBackMs: READ_BOUND_MS },
+      whileOut: 'while the file was locked',
+    });
   }
 
   it('reads, key lookups and 503s keep their usual latency; the skipped batch is written afterwards', async () => {
-    const loop = watchEventLoop();
-    const locker = await holdWriteLock(path, HELD_MS);
-    const lockedAt = performance.now();
-    try {
-      const exited = once(locker, 'exit');
+    await whileLockHeld(path, HELD_MS, async () => {
+      const lockedAt = performance.now();
       clock.set(LOCKED_AT);
       // Gives the write-back a batch: this request's key was used at LOCKED_AT.
       assert.equal((await request(app, '/v1/usage', { headers })).status, 200);
       await round(ids[2] as number);
       await round(ids[3] as number);
       assert.ok(performance.now() - lockedAt < HELD_MS, 'the lock was still held during the requests');
-      await exited;
-      const longestGap = loop.stop();
-      assert.ok(longestGap < LONGEST_LOOP_GAP_MS, `the event loop was blocked for ${Math.round(longestGap)} ms`);
-    } finally {
-      loop.stop();
-      locker.kill();
-    }
+    });
 
     // The batches the lock made the write-back skip were kept: the next write-back records LOCKED_AT.
     await app.services.keyVerifier.flushLastUsed();
