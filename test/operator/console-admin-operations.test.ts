@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { AdminAccountDetail, AdminHistory, AdminStatus } from '../../src/operator/admin/admin-schemas.ts';
 import { ADMIN_OPERATIONS, type AdminCall, type AdminOperation } from '../../src/operator/console/admin-operations.ts';
 import { request } from '../support/http-client.ts';
-import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
+import { operatorAppForSuite } from './operator-app.ts';
 
 /**
  * The table the console's admin client is typed by (admin-operations.ts), held to the admin API the
@@ -37,15 +37,12 @@ function asJson(schema: object): unknown {
 }
 
 describe("the console's table of admin operations", () => {
-  let app: OperatorTestApp;
+  const app = operatorAppForSuite();
   let document: AdminDocument;
 
   before(async () => {
-    app = await startOperatorTestApp();
     document = (await request(app.operator, '/admin/v1/openapi.json', { key: app.token })).json<AdminDocument>();
   });
-
-  after(() => app.close());
 
   it('names every operation of the admin document, and no other', () => {
     const prefix = document.servers[0]?.url ?? '';

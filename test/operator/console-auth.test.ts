@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { consoleModulePath, loadConsoleAssets } from '../../src/operator/console/console-assets.ts';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../src/operator/console/console-routes.ts';
 import { assertError, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
-import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
+import { operatorAppForSuite } from './operator-app.ts';
 
 /**
  * The console on the operator listener: its pages and files need the operator token (in the header)
@@ -26,14 +26,8 @@ const GUARDED = [
 const OPEN = ['/console/login', '/console/login/assets/login.js', '/console/login/assets/console.css'];
 
 describe('the console behind the operator token', () => {
-  let app: OperatorTestApp;
-
-  before(async () => {
-    // A high limit of failures: this suite sends wrong tokens and sessions on purpose.
-    app = await startOperatorTestApp({ authFailuresPerMinute: 10_000 });
-  });
-
-  after(() => app.close());
+  // A high limit of failures: this suite sends wrong tokens and sessions on purpose.
+  const app = operatorAppForSuite({ authFailuresPerMinute: 10_000 });
 
   it('answers 401 with the Error body alone to every page and file without a token', async () => {
     for (const path of GUARDED) {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createLogger } from '../../src/composition-root.ts';
 import { REDACTED_OPERATOR_TOKEN, redactKeys } from '../../src/http/redact.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, request, type HttpAnswer, type HttpRequest } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
+import { operatorAppForSuite, startOperatorTestApp } from './operator-app.ts';
 
 /**
  * Who may use the operator listener (docs/operations.md, "Operator listener"): every path of the
@@ -66,20 +66,18 @@ function assertUnauthorized(answer: HttpAnswer, what: string): void {
 }
 
 describe('operator authentication', () => {
-  let app: OperatorTestApp;
+  // A high limit of failures: this suite makes many on purpose.
+  const app = operatorAppForSuite({ authFailuresPerMinute: 10_000 });
   let revoked: string;
   let apiKey: string;
 
   before(async () => {
-    // A high limit of failures: this suite makes many on purpose.
-    app = await startOperatorTestApp({ authFailuresPerMinute: 10_000 });
     const created = await app.tokens.create('soon revoked');
     revoked = created.token;
     await app.tokens.revoke(created.record.id);
     apiKey = (await app.publicApp.newKey()).key;
     await app.publicApp.services.accounts.createAccount('demo', { plan: 'free' });
   });
-  after(() => app.close());
 
   it('answers 401 and nothing else: no token, a wrong, revoked or malformed one, an API key', async () => {
     const wrong = `pso_${'A'.repeat(16)}_${'B'.repeat(32)}`;
@@ -144,13 +142,8 @@ describe('operator authentication', () => {
   });
 
   it('the public listener serves neither the admin API nor the console', async () => {
-    for (const path of [
-      '/admin/v1/status',
-      '/admin/v1/accounts',
-      '/admin/v1/openapi.json',
-      '/console',
-      '/console/login',
-    ]) {
+    const paths = ['/admin/v1/status', '/admin/v1/accounts', '/admin/v1/openapi.json', '/console', '/console/login'];
+    for (const path of paths) {
       const withKey = await request(app.publicApp, path, { key: apiKey });
       assertError(withKey, 404, 'not_found');
       // An operator token is no API key there.
@@ -268,16 +261,10 @@ describe('operator authentication', () => {
 });
 
 describe('failed operator authentications are limited per client address', () => {
-  let app: OperatorTestApp;
-  let clock: ManualClock;
+  const clock = new ManualClock(START);
+  // Behind one trusted proxy: the client address is the one it forwards.
+  const app = operatorAppForSuite({ clock, env: { TRUST_PROXY: '127.0.0.1' } });
   const wrong = `pso_${'A'.repeat(16)}_${'B'.repeat(32)}`;
-
-  before(async () => {
-    clock = new ManualClock(START);
-    // Behind one trusted proxy: the client address is the one it forwards.
-    app = await startOperatorTestApp({ clock, env: { TRUST_PROXY: '127.0.0.1' } });
-  });
-  after(() => app.close());
 
   const from = (address: string, given: HttpRequest = {}): HttpRequest => ({
     ...given,
@@ -356,13 +343,8 @@ describe('failed operator authentications are limited per client address', () =>
 });
 
 describeEachBackend('failed operator authentications from IPv6 are counted per /64', (backend) => {
-  let app: OperatorTestApp;
+  const app = operatorAppForSuite({ backend, clock: new ManualClock(START), env: { TRUST_PROXY: '127.0.0.1' } });
   const wrong = `pso_${'A'.repeat(16)}_${'B'.repeat(32)}`;
-
-  before(async () => {
-    app = await startOperatorTestApp({ backend, clock: new ManualClock(START), env: { TRUST_PROXY: '127.0.0.1' } });
-  });
-  after(() => app.close());
 
   const from = (address: string, given: HttpRequest = {}): HttpRequest => ({
     ...given,
@@ -417,13 +399,9 @@ describeEachBackend('failed operator authentications from IPv6 are counted per /
 
 describe('operator tokens never reach a log line', () => {
   const lines: string[] = [];
-  let app: OperatorTestApp;
-
-  before(async () => {
-    const logger = createLogger('debug', { write: (line: string) => void lines.push(line) });
-    app = await startOperatorTestApp({ logger });
+  const app = operatorAppForSuite({
+    logger: createLogger('debug', { write: (line: string) => void lines.push(line) }),
   });
-  after(() => app.close());
 
   it('in a header, a cookie, a URL or a login body, valid or not', async () => {
     const secret = app.token.slice(-32);

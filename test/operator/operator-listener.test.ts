@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { assertError, request } from '../support/http-client.ts';
-import { startOperatorTestApp, type OperatorTestApp } from './operator-app.ts';
+import { operatorAppForSuite, startOperatorTestApp } from './operator-app.ts';
 
 /**
  * The operator listener's edges (docs/operations.md, "Operator listener"): it answers only the host
@@ -60,16 +60,14 @@ function assertHostRefused(answer: RawAnswer, what: string): void {
 }
 
 describe('the operator listener answers only the host names it serves', () => {
-  let app: OperatorTestApp;
+  const app = operatorAppForSuite({
+    env: { METRICS_HOST: 'Ops-Box.internal', OPERATOR_HOSTS: 'console.example.com, 10.0.0.7,[FD00::7]' },
+  });
   let port: string;
 
-  before(async () => {
-    app = await startOperatorTestApp({
-      env: { METRICS_HOST: 'Ops-Box.internal', OPERATOR_HOSTS: 'console.example.com, 10.0.0.7,[FD00::7]' },
-    });
+  before(() => {
     port = new URL(app.listener.url).port;
   });
-  after(() => app.close());
 
   /** Paths of every kind: the scrape, the admin API (with a token), the console's login, a login, an unknown path. */
   const probes = (token: string): ReadonlyArray<readonly [string, Record<string, string>]> => [
@@ -175,12 +173,7 @@ describe('with METRICS_HOST a wildcard', () => {
 });
 
 describe('every answer of the operator listener carries nosniff', () => {
-  let app: OperatorTestApp;
-
-  before(async () => {
-    app = await startOperatorTestApp();
-  });
-  after(() => app.close());
+  const app = operatorAppForSuite();
 
   it('a 200, a 401, a 404 and a 405 of the admin API, a 403, the console and /metrics', async () => {
     const cookie = await app.logIn();
