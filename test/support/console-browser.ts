@@ -37,7 +37,8 @@ import { StartedParts } from './started-parts.ts';
  * operator tokens and the audit trail in docs/images, where docs/operations.md shows them; without it,
  * they take none.
  */
-export const HOST = 'petstore-operator.test';
+/** The name the browser gives the operator listener, which it resolves to 127.0.0.1. */
+const HOST = 'petstore-operator.test';
 
 /** What went wrong while a page ran: failed requests, console errors (CSP violations among them). */
 export function watchProblems(page: Page): string[] {
@@ -177,7 +178,16 @@ async function startConsole(parts: StartedParts, dir: string): Promise<ConsoleRu
   await makeTraffic(server, { keyA, keyB }, live);
   await untilAdminCounts(operatorDirect, operatorToken, (from) => sumCounts(history.since(from), live));
   return {
-    ...{ browser, server, env, operatorOrigin, operatorDirect, operatorToken, keyA, keyB, history, live },
+    browser,
+    server,
+    env,
+    operatorOrigin,
+    operatorDirect,
+    operatorToken,
+    keyA,
+    keyB,
+    history,
+    live,
     adminGet: (path) => fetch(`${operatorDirect}${path}`, { headers: { authorization: `Bearer ${operatorToken}` } }),
     async loggedIn(origin, options = {}) {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
