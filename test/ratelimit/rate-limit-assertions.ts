@@ -45,6 +45,12 @@ export function rateLimitOf(answer: HttpAnswer): RateLimitHeaders {
   };
 }
 
+/** The window X-RateLimit-Limit/-Remaining/-Reset describe, once every rate-limit field is checked for shape. */
+export function describedWindowOf(answer: HttpAnswer): Pick<RateLimitHeaders, 'limit' | 'remaining' | 'reset'> {
+  const { limit, remaining, reset } = rateLimitOf(answer);
+  return { limit, remaining, reset };
+}
+
 export function retryAfterOf(answer: HttpAnswer): number {
   const seconds = integerHeader(answer.headers, 'retry-after');
   assert.ok(seconds >= 1, `Retry-After must be at least 1, got ${seconds}`);
