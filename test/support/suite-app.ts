@@ -3,27 +3,39 @@ import { after, before } from 'node:test';
 import { startTestApp, type TestApp, type TestAppOptions } from './test-app.ts';
 
 /**
- * The one app the tests of a suite share, started by a `before` hook and closed by an `after` hook
- * that this registers in the suite it is called from:
+ * Something the tests of a suite share, made by a `before` hook and undone by an `after` hook that
+ * this registers in the suite it is called from. The suite's body runs before the hook, its tests
+ * after it: they read the thing through the function returned.
+ */
+export function forSuite<T>(setUp: () => Promise<T>, tearDown: (value: T) => Promise<void> | void): () => T {
+  let made: { readonly value: T } | undefined;
+  before(async () => {
+    made = { value: await setUp() };
+  });
+  after(async () => {
+    if (made) await tearDown(made.value);
+  });
+  return () => {
+    assert.ok(made, 'what the suite shares is read once its before hook has made it');
+    return made.value;
+  };
+}
+
+/**
+ * The one app the tests of a suite share, started by a `before` hook and closed by an `after` hook:
  *
  *   describeEachBackend('GET /v1/pets', (backend) => {
  *     const app = appForSuite({ backend });
  *     it('…', async () => { … request(app, '/v1/pets', …) … });
  *   });
  *
- * The tests run after the hook, but the suite's body runs before it: what this returns stands for
- * the app and looks the started one up at each use.
+ * What this returns stands for the app, looking the started one up at each use.
  */
 export function appForSuite(options: TestAppOptions = {}): TestApp {
-  let started: TestApp | undefined;
-  before(async () => {
-    started = await startTestApp(options);
-  });
-  after(() => started?.close());
-  const current = (): TestApp => {
-    assert.ok(started, 'the suite app is used once its before hook has started it');
-    return started;
-  };
+  const current = forSuite(
+    () => startTestApp(options),
+    (app) => app.close(),
+  );
   return {
     get app() {
       return current().app;
