@@ -1,20 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { PetstoreClient, PetstoreError, type CreatedKey, type Key, type KeyCreateError } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /** The instant of the test app's manual clock, which no test here moves. */
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 
 describe('client: keys', () => {
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   async function managerClient(): Promise<{ client: PetstoreClient; keyId: string; account: string }> {
     const { key, keyId, account } = await app.newKey({ scopes: ['pets:read', 'keys:manage'] });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { PetstoreClient, PetstoreError, type Pet, type WaitInfo } from '@petstore/client';
 import { BACKOFF_BASE_MS } from '../../client/src/retry-policy.ts';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { manualTime, recordingFetch, recordingSleep, startFlakyFront, type FrontAction } from './client-fixtures.ts';
 
 /**
@@ -21,12 +21,7 @@ async function petsNamed(client: PetstoreClient, name: string): Promise<Pet[]> {
 }
 
 describe('client: retries', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp({ clock });
-  });
-  after(() => app.close());
+  const app = appForSuite({ clock });
 
   async function frontFor(plan: readonly FrontAction[], maxRetries = 3) {
     const { key } = await app.newKey({ plan: 'pro' });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { PetstoreClient, PetstoreError, type UsageHistory } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /** The instant of the test app's manual clock, which no test here moves. */
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
@@ -9,11 +9,7 @@ const HOUR_MS = 3_600_000;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 describe('client: usage', async () => {
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   it('reads the account, windows, key state and deprecated calls without spending quota', async () => {
     const { key, keyId, account } = await app.newKey({ plan: 'enterprise', perMinute: 50, perDay: 400 });

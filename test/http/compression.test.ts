@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -196,12 +197,7 @@ describeEachBackend('Compression of pets and pages', (backend) => {
 });
 
 describe('Compression of the public documents', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   it('sends /v1/openapi.json as gzip and br, revalidated by its ETag, and publicly cacheable', async () => {
     const { identity, br } = await assertCodings(app, '/v1/openapi.json');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { assertError, request, type HttpAnswer } from '../support/http-client.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -54,14 +55,9 @@ function preflight(app: TestApp, origin: string, from: Record<string, string> = 
 }
 
 describe('CORS off by default', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let key: string;
-
-  before(async () => {
-    app = await startTestApp();
-    key = (await app.newKey()).key;
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey()));
 
   it('answers no Access-Control-* header to a request with an Origin', async () => {
     const answer = await request(app, '/v1/pets', { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
 import {
   assertError,
@@ -11,7 +11,7 @@ import {
   type Pet,
 } from '../support/http-client.ts';
 import { loadContract, schemaErrors } from '../support/openapi-contract.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 interface RawResponse {
   readonly status: number;
@@ -95,14 +95,9 @@ function postRequest(key: string, rest: string): string {
 }
 
 describeEachBackend('errors', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend, env: { ANON_LIMIT_PER_MINUTE: '100000' } });
   let key: string;
-
-  before(async () => {
-    app = await startTestApp({ backend, env: { ANON_LIMIT_PER_MINUTE: '100000' } });
-    key = (await app.newKey({ plan: 'business' })).key;
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'business' })));
 
   async function assertAlive(): Promise<void> {
     assert.equal((await request(app, '/healthz')).status, 200, 'the process still answers');
@@ -401,14 +396,9 @@ describeEachBackend(
   'slow clients (REQUEST_TIMEOUT_MS)',
   (backend) => {
     const timeoutMs = 1000;
-    let app: TestApp;
+    const app = appForSuite({ backend, env: { REQUEST_TIMEOUT_MS: String(timeoutMs) } });
     let key: string;
-
-    before(async () => {
-      app = await startTestApp({ backend, env: { REQUEST_TIMEOUT_MS: String(timeoutMs) } });
-      ({ key } = await app.newKey());
-    });
-    after(() => app.close());
+    before(async () => ({ key } = await app.newKey()));
 
     const stalls: Array<[string, () => string]> = [
       ['headers that stop halfway', () => 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthor'],

@@ -7,6 +7,7 @@ import { STATUS_OF } from '../../src/http/error-body.ts';
 import { PET_STATUSES } from '../../src/domain/pet.ts';
 import { assertError, request } from '../support/http-client.ts';
 import { loadContract, pathTemplateOf, schemaErrors, type ContractDocument } from '../support/openapi-contract.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 type Json = Record<string, unknown>;
@@ -347,12 +348,7 @@ describe('The OpenAPI document', () => {
 });
 
 describe('Raw-socket error answers', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '1000' } });
-  });
-  after(() => app.close());
+  const app = appForSuite({ env: { REQUEST_TIMEOUT_MS: '1000' } });
 
   it('answers headers that are too large with 431 headers_too_large', async () => {
     const raw = await rawExchange(app.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(100_000)}\r\n\r\n`);

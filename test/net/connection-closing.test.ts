@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LINGER_MS } from '../../src/net/closing-connections.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -17,12 +18,7 @@ const REFUSED_UPLOAD_START =
   'x'.repeat(1000);
 
 describe('closing answered connections', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   it('closes a refused upload’s connection while the client keeps sending its body', async () => {
     const client = await openClient(app.url);

@@ -5,6 +5,7 @@ import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { errorOf, request, requestInSequence, statusesOf, type HttpRequest } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
   assertRefused,
@@ -122,12 +123,7 @@ describeEachBackend('rate limits over HTTP: requests without a valid key are lim
 });
 
 describeEachBackend('rate limits over HTTP: the key verifier stays bounded under a flood of bad keys', (backend) => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp({ backend, clock: new ManualClock(MID) });
-  });
-  after(() => app.close());
+  const app = appForSuite({ backend, clock: new ManualClock(MID) });
 
   it('keeps the key verifier cache within its bound after 20,000 distinct unknown keys', async () => {
     const verifier = app.services.keyVerifier;
