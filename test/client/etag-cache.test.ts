@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PetstoreClient, type Pet, type PetstoreClientOptions } from '@petstore/client';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { startFlakyFront, type FlakyFront, type SeenRequest } from './client-fixtures.ts';
+import { clientOf, startFlakyFront, type FlakyFront, type SeenRequest } from './client-fixtures.ts';
 
 /**
  * `etagCache`: the client keeps the answers of pets and full pages by their strong ETags and asks again with
@@ -32,7 +32,7 @@ describe('client: ETags kept, If-None-Match sent', () => {
   before(async () => {
     app = await startTestApp();
     ({ key } = await app.newKey({ plan: 'pro' }));
-    const setup = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const setup = clientOf(app, key);
     pets = [];
     for (let i = 0; i < 5; i += 1) pets.push(await setup.pets.create({ name: `kept-${i}`, categoryId: i }));
   });
