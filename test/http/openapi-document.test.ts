@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { petstoreVersion } from '../../src/version.ts';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ERROR_CODES, HTTP_ERROR_CODES, isHttpErrorCode } from '../../src/errors.ts';
 import { STATUS_OF } from '../../src/http/error-body.ts';
 import { PET_STATUSES } from '../../src/domain/pet.ts';
@@ -131,17 +131,15 @@ function rawStatusAndBody(raw: string): { status: number; body: unknown } {
 }
 
 describe('The OpenAPI document', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let document: Json;
   let contract: ContractDocument;
 
   before(async () => {
-    app = await startTestApp();
     document = await fetchDocument(app);
     // The served bytes, not the app's own object: this suite is about what clients get.
     contract = await loadContract({ url: app.url });
   });
-  after(() => app.close());
 
   it('is what the app generates, which is where request() reads it from for an app in this process', () => {
     assert.deepEqual(document, JSON.parse(JSON.stringify(app.app.swagger())));
