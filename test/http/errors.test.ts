@@ -11,6 +11,7 @@ import {
   type Pet,
 } from '../support/http-client.ts';
 import { loadContract, schemaErrors } from '../support/openapi-contract.ts';
+import { rawExchange } from '../support/raw-http.ts';
 import { appForSuite } from '../support/suite-app.ts';
 
 interface RawResponse {
@@ -20,25 +21,8 @@ interface RawResponse {
 }
 
 /** Sends bytes over a plain TCP socket and reads whatever the server answers until it closes (or 2 s). */
-function rawExchange(url: string, request: string | Buffer): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => socket.end(), 2000);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    socket.on('error', (error) => {
-      clearTimeout(timer);
-      // A reset after the answer was written still counts as an answer.
-      if (chunks.length > 0) resolve(Buffer.concat(chunks).toString('utf8'));
-      else reject(error);
-    });
-    socket.write(request);
-  });
+function rawAnswer(url: string, request: string | Buffer): Promise<string> {
+  return rawExchange(url, request, { endAfterMs: 2000 });
 }
 
 function parseRaw(raw: string): RawResponse {
@@ -209,7 +193,7 @@ describeEachBackend('errors', (backend) => {
       '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000\u0000\u00a1\u0003\u0003',
     ];
     for (const request of requests) {
-      const raw = await rawExchange(app.url, request);
+      const raw = await rawAnswer(app.url, request);
       const response = parseRaw(raw);
       assert.equal(response.status, 400, `${JSON.stringify(request.slice(0, 60))} → ${raw.slice(0, 200)}`);
       assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
@@ -221,15 +205,15 @@ describeEachBackend('errors', (backend) => {
   it('answers huge headers with 431 and an Error body, never 500', async () => {
     // On raw sockets: the document describes the operations, not what comes before routing.
     const head = `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`;
-    const big = parseRaw(await rawExchange(app.url, `${head}X-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`));
+    const big = parseRaw(await rawAnswer(app.url, `${head}X-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`));
     assert.equal(big.status, 431);
     assertErrorShape(big);
     const many = Array.from({ length: 2000 }, (_, i) => `X-H-${i}: value\r\n`).join('');
-    const manyResponse = parseRaw(await rawExchange(app.url, `${head}${many}\r\n`));
+    const manyResponse = parseRaw(await rawAnswer(app.url, `${head}${many}\r\n`));
     assert.equal(manyResponse.status, 431, ' 2,000 small headers are over the header limit too');
     assertErrorShape(manyResponse);
     const rawBig = parseRaw(
-      await rawExchange(app.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(100_000)}\r\n\r\n`),
+      await rawAnswer(app.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(100_000)}\r\n\r\n`),
     );
     assert.equal(rawBig.status, 431);
     assertErrorShape(rawBig);
