@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { assertError, request, type HttpAnswer } from '../support/http-client.ts';
 import { appForSuite } from '../support/suite-app.ts';
+import { RATE_LIMIT_HEADERS } from '../ratelimit/rate-limit-assertions.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -13,19 +14,7 @@ import { startTestApp, type TestApp } from '../support/test-app.ts';
  */
 
 const ORIGIN = 'https://app.example';
-const EXPOSED = [
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'RateLimit-Policy',
-  'RateLimit',
-  'Retry-After',
-  'Link',
-  'Deprecation',
-  'Sunset',
-  'X-Request-Id',
-  'ETag',
-];
+const EXPOSED = [...RATE_LIMIT_HEADERS, 'Link', 'Deprecation', 'Sunset', 'X-Request-Id', 'ETag'];
 const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'];
 
 function corsHeaders(headers: Headers): string[] {
