@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import {
   CLIENT_VERSION,
   PetstoreClient,
@@ -10,7 +10,7 @@ import {
 } from '@petstore/client';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { clientOf, manualTime, recordingFetch, recordingSleep, rejection, startFlakyFront } from './client-fixtures.ts';
 import type { FlakyFront } from './client-fixtures.ts';
 
@@ -32,15 +32,11 @@ function waitOf(info: WaitInfo): unknown[] {
 }
 
 describe('client: call options and wait callbacks', () => {
-  let app: TestApp;
+  const app = appForSuite({ clock });
   const fronts: FlakyFront[] = [];
 
-  before(async () => {
-    app = await startTestApp({ clock });
-  });
   after(async () => {
     for (const front of fronts) await front.close();
-    await app.close();
   });
 
   async function front(plan: Parameters<typeof startFlakyFront>[1]): Promise<FlakyFront> {

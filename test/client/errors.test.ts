@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { PetstoreError } from '@petstore/client';
 import { PetstoreClient, type Fetch } from '@petstore/client';
 import { errorOf, request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { clientOf, petstoreErrorOf, recordingFetch, recordingSleep } from './client-fixtures.ts';
 
 /** Every non-2xx answer becomes a PetstoreError carrying the service's Error body and request id. */
@@ -23,18 +23,16 @@ function assertRequestId(error: PetstoreError, recorder: ReturnType<typeof recor
 }
 
 describe('client: errors', () => {
-  let app: TestApp;
+  const app = appForSuite({ clock, env: { BAN_THRESHOLD: '1' } });
   let key: string;
   let recorder: ReturnType<typeof recordingFetch>;
   let client: PetstoreClient;
 
   before(async () => {
-    app = await startTestApp({ clock, env: { BAN_THRESHOLD: '1' } });
     ({ key } = await app.newKey());
     recorder = recordingFetch();
     client = clientOf(app, key, { fetch: recorder.fetch });
   });
-  after(() => app.close());
 
   it('refuses a baseUrl that does not end in /v1', () => {
     for (const baseUrl of [app.url, `${app.url}/v2`, `${app.url}/v1?x=1`]) {

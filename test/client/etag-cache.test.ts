@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PetstoreClient, type Pet, type PetstoreClientOptions } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { clientOf, startFlakyFront, type FlakyFront, type SeenRequest } from './client-fixtures.ts';
 
 /**
@@ -24,13 +24,12 @@ function exchanges(front: FlakyFront): unknown[] {
 }
 
 describe('client: ETags kept, If-None-Match sent', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let key: string;
   let pets: Pet[];
   const fronts: FlakyFront[] = [];
 
   before(async () => {
-    app = await startTestApp();
     ({ key } = await app.newKey({ plan: 'pro' }));
     const setup = clientOf(app, key);
     pets = [];
@@ -38,7 +37,6 @@ describe('client: ETags kept, If-None-Match sent', () => {
   });
   after(async () => {
     for (const front of fronts) await front.close();
-    await app.close();
   });
 
   async function clientBehindFront(

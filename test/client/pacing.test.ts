@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { PetstoreClient } from '@petstore/client';
 import type { WaitInfo } from '@petstore/client';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import type { TestApp } from '../support/test-app.ts';
 import { clientOf, manualTime, petstoreErrorOf, recordingFetch } from './client-fixtures.ts';
 
 /**
@@ -40,13 +41,8 @@ function observedClient(app: TestApp, key: string, options: { maxRetryDelayMs?: 
 }
 
 describe('client: pacing', () => {
-  let app: TestApp;
-
-  before(async () => {
-    // A ban after the first request past a 429: any request the client sends into a spent window shows.
-    app = await startTestApp({ clock, env: { BAN_THRESHOLD: '1', USAGE_PER_MINUTE: '2' } });
-  });
-  after(() => app.close());
+  // A ban after the first request past a 429: any request the client sends into a spent window shows.
+  const app = appForSuite({ clock, env: { BAN_THRESHOLD: '1', USAGE_PER_MINUTE: '2' } });
 
   it('creates pets as fast as it can through three spent minutes without one 429', async () => {
     clock.set(new Date('2026-06-01T12:00:00Z'));

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { generateApiKey } from '../../src/auth/api-key.ts';
 import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { errorOf, request, requestInSequence, statusesOf, type HttpRequest } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { appForSuite } from '../support/suite-app.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { startTestApp } from '../support/test-app.ts';
 import {
   assertRefused,
   describedWindowOf,
@@ -137,13 +137,8 @@ describeEachBackend('rate limits over HTTP: the key verifier stays bounded under
 });
 
 describe('rate limits over HTTP: the in-memory limiter stays bounded under a flood of bad keys', () => {
-  let app: TestApp;
-
-  before(async () => {
-    // The default pair: SQLite file + in-memory limiter, whose state this test counts.
-    app = await startTestApp({ clock: new ManualClock(MID) });
-  });
-  after(() => app.close());
+  // The default pair: SQLite file + in-memory limiter, whose state this test counts.
+  const app = appForSuite({ clock: new ManualClock(MID) });
 
   it('creates no per-key limiter state for 2,000 requests with distinct bad keys from one address', async () => {
     const limiter = app.services.limiter;
