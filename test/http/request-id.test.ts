@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createLogger } from '../../src/composition-root.ts';
 import { errorOf, request, type HttpAnswer } from '../support/http-client.ts';
 import { rawExchange } from '../support/raw-http.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * X-Request-Id: the client's own id when fit (1 to 128 visible ASCII characters, sent once),
@@ -35,14 +35,9 @@ interface LogLine {
 }
 
 describe('X-Request-Id', () => {
-  let app: TestApp;
   const lines: LogLine[] = [];
-
-  before(async () => {
-    const stream = { write: (line: string): void => void lines.push(JSON.parse(line) as LogLine) };
-    app = await startTestApp({ logger: createLogger('debug', stream) });
-  });
-  after(() => app.close());
+  const stream = { write: (line: string): void => void lines.push(JSON.parse(line) as LogLine) };
+  const app = appForSuite({ logger: createLogger('debug', stream) });
 
   it("echoes the client's id, up to 128 visible ASCII characters", async () => {
     const { key } = await app.newKey();
