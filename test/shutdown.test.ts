@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { startTestApp, type TestApp } from './support/test-app.ts';
+import { before, describe, it } from 'node:test';
+import { appForSuite } from './support/suite-app.ts';
 
 /**
  * Graceful shutdown seen from a connection that is busy when it starts: the request in flight
@@ -9,14 +9,9 @@ import { startTestApp, type TestApp } from './support/test-app.ts';
  * with the Error body and `Connection: close`, so the client retries elsewhere.
  */
 describe('shutdown', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let key: string;
-
-  before(async () => {
-    app = await startTestApp();
-    key = (await app.newKey()).key;
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey()));
 
   it('finishes the request in flight and refuses the next one on that connection with 503', async () => {
     const { port } = new URL(app.url);

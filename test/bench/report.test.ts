@@ -19,6 +19,11 @@ function runWithCpu(requestsPerSecond: number, cpuMicrosPerRequest: number): Run
   return { requestsPerSecond, p50Ms: 1, p99Ms: 4, cpuMicrosPerRequest };
 }
 
+/** One round of each target, at these requests a second, in the order given. */
+function oneRoundEach(throughputs: Record<string, number>): Array<{ target: string; runs: RunFigures[] }> {
+  return Object.entries(throughputs).map(([target, requestsPerSecond]) => ({ target, runs: [run(requestsPerSecond)] }));
+}
+
 describe('bench report', () => {
   it('takes the middle value, or the mean of the two middle ones, whatever the order', () => {
     assert.equal(median([30, 10, 20]), 20);
@@ -79,14 +84,17 @@ describe('bench report', () => {
   });
 
   it('sets the service beside the Fastify-typical app first, without its log and with it, then the others', () => {
-    const table = formatScenario('GET /v1/pets/{id}', [
-      { target: 'bare', runs: [run(4000)] },
-      { target: 'fastify-hello', runs: [run(3000)] },
-      { target: 'fastify-typical', runs: [run(2000)] },
-      { target: 'fastify-typical-log', runs: [run(1000)] },
-      { target: 'express', runs: [run(800)] },
-      { target: 'service', runs: [run(2200)] },
-    ]);
+    const table = formatScenario(
+      'GET /v1/pets/{id}',
+      oneRoundEach({
+        bare: 4000,
+        'fastify-hello': 3000,
+        'fastify-typical': 2000,
+        'fastify-typical-log': 1000,
+        express: 800,
+        service: 2200,
+      }),
+    );
     const comparisons = table.split('\n').slice(8);
     assert.deepEqual(
       comparisons.map((line) => line.split(' req/s')[0]),
@@ -96,12 +104,10 @@ describe('bench report', () => {
   });
 
   it('names the current commit in compare mode: current/baseline, then current/express', () => {
-    const table = formatScenario('POST /v1/pets', [
-      { target: 'bare', runs: [run(2000)] },
-      { target: 'express', runs: [run(500)] },
-      { target: 'baseline', runs: [run(1000)] },
-      { target: 'current', runs: [run(1100)] },
-    ]);
+    const table = formatScenario(
+      'POST /v1/pets',
+      oneRoundEach({ bare: 2000, express: 500, baseline: 1000, current: 1100 }),
+    );
     const comparisons = table.split('\n').slice(6);
     assert.deepEqual(comparisons, [
       "current/baseline req/s: 1.100 (ratio of medians), 1.100 (median of the rounds' ratios)",
@@ -110,13 +116,10 @@ describe('bench report', () => {
   });
 
   it('names several earlier commits by their commits, each compared in the order they ran', () => {
-    const table = formatScenario('GET /v1/pets/{id}', [
-      { target: 'bare', runs: [run(2000)] },
-      { target: 'express', runs: [run(400)] },
-      { target: '83017fd', runs: [run(1000)] },
-      { target: '642166c', runs: [run(800)] },
-      { target: 'current', runs: [run(1200)] },
-    ]);
+    const table = formatScenario(
+      'GET /v1/pets/{id}',
+      oneRoundEach({ bare: 2000, express: 400, '83017fd': 1000, '642166c': 800, current: 1200 }),
+    );
     const comparisons = table.split('\n').slice(7);
     assert.deepEqual(comparisons, [
       "current/83017fd req/s: 1.200 (ratio of medians), 1.200 (median of the rounds' ratios)",

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import {
   CLIENT_VERSION,
   PetstoreClient,
@@ -10,8 +10,9 @@ import {
 } from '@petstore/client';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { manualTime, recordingFetch, recordingSleep, startFlakyFront, type FlakyFront } from './client-fixtures.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf, manualTime, recordingFetch, recordingSleep, rejection, startFlakyFront } from './client-fixtures.ts';
+import type { FlakyFront } from './client-fixtures.ts';
 
 /**
  * Options of every call against the real app, some through a real HTTP front that fails on purpose: request ids,
@@ -19,13 +20,6 @@ import { manualTime, recordingFetch, recordingSleep, startFlakyFront, type Flaky
  */
 
 const clock = new ManualClock(new Date('2026-06-01T12:00:00Z'));
-
-async function rejection(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => assert.fail('the call passed'),
-    (caught: unknown) => caught,
-  );
-}
 
 /** Resolves once the front has seen `count` requests: a request the test leaves hanging has then arrived. */
 async function seenCount(front: FlakyFront, count: number): Promise<void> {
@@ -38,15 +32,11 @@ function waitOf(info: WaitInfo): unknown[] {
 }
 
 describe('client: call options and wait callbacks', () => {
-  let app: TestApp;
+  const app = appForSuite({ clock });
   const fronts: FlakyFront[] = [];
 
-  before(async () => {
-    app = await startTestApp({ clock });
-  });
   after(async () => {
     for (const front of fronts) await front.close();
-    await app.close();
   });
 
   async function front(plan: Parameters<typeof startFlakyFront>[1]): Promise<FlakyFront> {
@@ -81,12 +71,7 @@ describe('client: call options and wait callbacks', () => {
     const { key } = await app.newKey({ plan: 'pro' });
     const recorder = recordingFetch();
     let calls = 0;
-    const client = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: key,
-      fetch: recorder.fetch,
-      requestId: () => `job-${(calls += 1)}`,
-    });
+    const client = clientOf(app, key, { fetch: recorder.fetch, requestId: () => `job-${(calls += 1)}` });
     await client.pets.create({ name: 'Rex', categoryId: 1 });
     await client.pets.listPage();
     await client.usage();
@@ -105,7 +90,7 @@ describe('client: call options and wait callbacks', () => {
   it('sends no X-Request-Id unless told, and the service makes one', async () => {
     const { key } = await app.newKey();
     const recorder = recordingFetch();
-    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: recorder.fetch });
+    const client = clientOf(app, key, { fetch: recorder.fetch });
     await client.pets.listPage();
     assert.equal(recorder.requests[0]?.headers.get('x-request-id'), null);
     assert.ok(recorder.requestIds[0]);
@@ -204,12 +189,7 @@ describe('client: call options and wait callbacks', () => {
     const recorder = recordingFetch();
     const retries: WaitInfo[] = [];
     // The real timer sleep: waiting out the 60 s Retry-After could only end in the timeout.
-    const client = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: key,
-      fetch: recorder.fetch,
-      onRetry: (info) => retries.push(info),
-    });
+    const client = clientOf(app, key, { fetch: recorder.fetch, onRetry: (info) => retries.push(info) });
     const error = await rejection(client.pets.create({ name: 'late', categoryId: 1 }, { timeoutMs: 10_000 }));
     assert.ok(error instanceof PetstoreError, `the 429 itself, got ${String(error)}`);
     assert.deepEqual([error.status, error.code, error.retryAfter], [429, 'rate_limited', 60]);
@@ -227,9 +207,7 @@ describe('client: call options and wait callbacks', () => {
     await spendTheMinute();
     const recorder = recordingFetch();
     const delays: number[] = [];
-    const client = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: key,
+    const client = clientOf(app, key, {
       fetch: recorder.fetch,
       now: () => clock.now(),
       // Time passes at once, and the other program spends the next minute before this client's retry.
@@ -262,12 +240,7 @@ describe('client: call options and wait callbacks', () => {
 
     const shutdown = new AbortController();
     const recorder = recordingFetch();
-    const closing = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: key,
-      fetch: recorder.fetch,
-      signal: shutdown.signal,
-    });
+    const closing = clientOf(app, key, { fetch: recorder.fetch, signal: shutdown.signal });
     await closing.pets.listPage();
     shutdown.abort();
     const ended = await rejection(closing.pets.listPage());

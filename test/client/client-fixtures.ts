@@ -1,6 +1,15 @@
+import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Fetch, Sleep } from '@petstore/client';
+import { after, before } from 'node:test';
+import {
+  DEPRECATION_WARNING_TYPE,
+  PetstoreClient,
+  PetstoreError,
+  type Fetch,
+  type PetstoreClientOptions,
+  type Sleep,
+} from '@petstore/client';
 import type { ManualClock } from '../support/manual-clock.ts';
 
 /** What the front does with one request: pass it on, answer 503 itself, drop the connection, or never answer. */
@@ -111,6 +120,31 @@ export async function startFlakyFront(upstream: string, plan: readonly FrontActi
   };
 }
 
+/** A client of the API a test app serves under /v1, with `apiKey` and whatever else the test sets. */
+export function clientOf(
+  app: { readonly url: string },
+  apiKey: string,
+  options: Omit<PetstoreClientOptions, 'baseUrl' | 'apiKey'> = {},
+): PetstoreClient {
+  return new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey, ...options });
+}
+
+/** What `call` rejects with; fails the test, saying `passed`, when it resolves. */
+export function rejection(call: Promise<unknown>, passed = 'the call passed'): Promise<unknown> {
+  return call.then(
+    () => assert.fail(passed),
+    (caught: unknown) => caught,
+  );
+}
+
+/** The PetstoreError `call` rejects with; fails the test when it resolves or rejects with anything else. */
+export async function petstoreErrorOf(call: Promise<unknown>): Promise<PetstoreError> {
+  const error = await rejection(call);
+  assert.ok(error instanceof PetstoreError, `a PetstoreError, got ${String(error)}`);
+  assert.ok(error instanceof Error);
+  return error;
+}
+
 /** A fetch that records each request's headers and each answer's status and X-Request-Id, then calls the real fetch. */
 export interface RecordingFetch {
   readonly fetch: Fetch;
@@ -138,10 +172,12 @@ export function recordingFetch(): RecordingFetch {
 }
 
 /** A sleep that records the delays asked for and returns at once, after `onSleep` (e.g. moving the clock). */
-export function recordingSleep(onSleep: (ms: number) => void = () => undefined): {
+export interface RecordingSleep {
   readonly sleep: Sleep;
   readonly delays: number[];
-} {
+}
+
+export function recordingSleep(onSleep: (ms: number) => void = () => undefined): RecordingSleep {
   const delays: number[] = [];
   return {
     delays,
@@ -174,6 +210,38 @@ export function manualTime(clock: ManualClock): {
           resolve();
         }),
       );
+    },
+  };
+}
+
+export interface DeprecationWarnings {
+  /** Every deprecation warning of the client this process gave while the suite ran. */
+  readonly warnings: readonly Error[];
+  /** The first one, once given: the client gives it once its read of the account's usage has answered. */
+  first(): Promise<Error>;
+}
+
+/** Gathers the client's deprecation warnings from a `before` hook of the suite to an `after` hook. */
+export function deprecationWarningsOfSuite(): DeprecationWarnings {
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error): void => {
+    if (warning.name === DEPRECATION_WARNING_TYPE) warnings.push(warning);
+  };
+  before(() => {
+    process.on('warning', onWarning);
+  });
+  after(() => {
+    process.off('warning', onWarning);
+  });
+  return {
+    warnings,
+    async first() {
+      for (let turn = 0; turn < 500 && warnings.length === 0; turn += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const [warning] = warnings;
+      assert.ok(warning, 'a deprecation warning within 5 s');
+      return warning;
     },
   };
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { DEPRECATION_WARNING_TYPE, PetstoreClient, type Fetch } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { describe, it } from 'node:test';
+import type { Fetch } from '@petstore/client';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf, deprecationWarningsOfSuite } from './client-fixtures.ts';
 
 /**
  * When the warning's one read of the account's usage fails, the warning is still given once, with the text
@@ -10,20 +11,8 @@ import { startTestApp, type TestApp } from '../support/test-app.ts';
  */
 
 describe('client: deprecation warning when the usage cannot be read', () => {
-  let app: TestApp;
-  const warnings: Error[] = [];
-  const onWarning = (warning: Error): void => {
-    if (warning.name === DEPRECATION_WARNING_TYPE) warnings.push(warning);
-  };
-
-  before(async () => {
-    app = await startTestApp();
-    process.on('warning', onWarning);
-  });
-  after(async () => {
-    process.off('warning', onWarning);
-    await app.close();
-  });
+  const app = appForSuite();
+  const deprecation = deprecationWarningsOfSuite();
 
   it('warns once with the plain text, reading the usage only once', async () => {
     const usageReads: string[] = [];
@@ -37,18 +26,16 @@ describe('client: deprecation warning when the usage cannot be read', () => {
       return fetch(input, init);
     };
     const { key } = await app.newKey();
-    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: failingUsage });
-    const other = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: failingUsage });
+    const client = clientOf(app, key, { fetch: failingUsage });
+    const other = clientOf(app, key, { fetch: failingUsage });
     const pet = await client.pets.create({ name: 'Rex', categoryId: 3 });
     assert.deepEqual(await client.pets.get(pet.id), pet, 'the call itself is unaffected');
-    for (let turn = 0; turn < 500 && warnings.length === 0; turn += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await deprecation.first();
     await client.pets.get(pet.id);
     await other.pets.get(pet.id);
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.deepEqual(
-      warnings.map((warning) => warning.message),
+      deprecation.warnings.map((warning) => warning.message),
       [
         'GET /v1/pets/{petId} (client.pets.get) is deprecated and is removed on Thu, 05 Dec 2030 00:00:00 GMT; ' +
           'use GET /v1/pets with the status filter (client.pets.list({ status })) instead. ' +

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { DEPRECATION_WARNING_CODE, DEPRECATION_WARNING_TYPE, PetstoreClient } from '@petstore/client';
+import { describe, it } from 'node:test';
+import { DEPRECATION_WARNING_CODE } from '@petstore/client';
 import { request } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf, deprecationWarningsOfSuite } from './client-fixtures.ts';
 
 /**
  * getPet's deprecation is told once per process, however many clients and calls; this file owns that process
@@ -14,37 +15,15 @@ import { startTestApp, type TestApp } from '../support/test-app.ts';
 const NOW = '2026-06-01T12:00:00.000Z';
 
 describe('client: deprecation warning of pets.get', () => {
-  let app: TestApp;
-  const warnings: Error[] = [];
-  const onWarning = (warning: Error): void => {
-    if (warning.name === DEPRECATION_WARNING_TYPE) warnings.push(warning);
-  };
-
-  /** The warning is given once its read of the account's usage has answered. */
-  async function firstWarning(): Promise<Error> {
-    for (let turn = 0; turn < 500 && warnings.length === 0; turn += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const [warning] = warnings;
-    assert.ok(warning, 'a deprecation warning within 5 s');
-    return warning;
-  }
-
-  before(async () => {
-    app = await startTestApp();
-    process.on('warning', onWarning);
-  });
-  after(async () => {
-    process.off('warning', onWarning);
-    await app.close();
-  });
+  const app = appForSuite();
+  const deprecation = deprecationWarningsOfSuite();
 
   it("warns exactly once, naming the sunset, the account's calls by key, the replacement and the note", async () => {
     const { key, keyId, account } = await app.newKey();
     const other = await app.services.accounts.createKey(account);
     const stranger = await app.newKey();
-    const first = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
-    const second = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const first = clientOf(app, key);
+    const second = clientOf(app, key);
     const pet = await first.pets.create({ name: 'Rex', categoryId: 3 });
     // Other programs: another key of the account, and another account, which never shows.
     for (let i = 0; i < 3; i += 1)
@@ -52,7 +31,7 @@ describe('client: deprecation warning of pets.get', () => {
     for (let i = 0; i < 5; i += 1) await request(app, `/v1/pets/${pet.id}`, { key: stranger.key });
 
     assert.deepEqual(await first.pets.get(pet.id), pet);
-    const warning = await firstWarning();
+    const warning = await deprecation.first();
     assert.equal((warning as Error & { code?: string }).code, DEPRECATION_WARNING_CODE);
     assert.equal(
       warning.message,
@@ -67,6 +46,6 @@ describe('client: deprecation warning of pets.get', () => {
     await second.pets.get(pet.id);
     await second.pets.get(BigInt(pet.id) + 1n).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal(warnings.length, 1, warnings.map((each) => each.message).join('\n'));
+    assert.equal(deprecation.warnings.length, 1, deprecation.warnings.map((each) => each.message).join('\n'));
   });
 });

@@ -1,26 +1,16 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, it } from 'node:test';
-import { PetstoreClient, PetstoreError, type Fetch } from '@petstore/client';
+import { before, describe, it } from 'node:test';
+import type { PetstoreError } from '@petstore/client';
+import { PetstoreClient, type Fetch } from '@petstore/client';
 import { errorOf, request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { recordingFetch, recordingSleep } from './client-fixtures.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf, petstoreErrorOf, recordingFetch, recordingSleep } from './client-fixtures.ts';
 
 /** Every non-2xx answer becomes a PetstoreError carrying the service's Error body and request id. */
 
 const clock = new ManualClock(new Date('2026-06-01T12:00:00Z'));
-
-async function rejection(call: Promise<unknown>): Promise<PetstoreError> {
-  try {
-    await call;
-  } catch (error) {
-    assert.ok(error instanceof PetstoreError, `a PetstoreError, got ${String(error)}`);
-    assert.ok(error instanceof Error);
-    return error;
-  }
-  assert.fail('the call succeeded');
-}
 
 /**
  * The error names the answer's X-Request-Id. The service sends one on every answer; until a build
@@ -33,18 +23,16 @@ function assertRequestId(error: PetstoreError, recorder: ReturnType<typeof recor
 }
 
 describe('client: errors', () => {
-  let app: TestApp;
+  const app = appForSuite({ clock, env: { BAN_THRESHOLD: '1' } });
   let key: string;
   let recorder: ReturnType<typeof recordingFetch>;
   let client: PetstoreClient;
 
   before(async () => {
-    app = await startTestApp({ clock, env: { BAN_THRESHOLD: '1' } });
     ({ key } = await app.newKey());
     recorder = recordingFetch();
-    client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: recorder.fetch });
+    client = clientOf(app, key, { fetch: recorder.fetch });
   });
-  after(() => app.close());
 
   it('refuses a baseUrl that does not end in /v1', () => {
     for (const baseUrl of [app.url, `${app.url}/v2`, `${app.url}/v1?x=1`]) {
@@ -54,7 +42,7 @@ describe('client: errors', () => {
   });
 
   it('400 invalid_body', async () => {
-    const error = await rejection(client.pets.create({ name: '', categoryId: 1 }));
+    const error = await petstoreErrorOf(client.pets.create({ name: '', categoryId: 1 }));
     assert.deepEqual([error.status, error.code], [400, 'invalid_body']);
     assert.match(error.message, /name/);
     assert.equal(error.retryAfter, undefined);
@@ -63,8 +51,8 @@ describe('client: errors', () => {
 
   it('401 unauthorized', async () => {
     const stranger = recordingFetch();
-    const anonymous = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: 'pst_wrong', fetch: stranger.fetch });
-    const error = await rejection(anonymous.pets.listPage());
+    const anonymous = clientOf(app, 'pst_wrong', { fetch: stranger.fetch });
+    const error = await petstoreErrorOf(anonymous.pets.listPage());
     assert.deepEqual([error.status, error.code], [401, 'unauthorized']);
     assert.ok(error.message.length > 0);
     assertRequestId(error, stranger);
@@ -73,7 +61,7 @@ describe('client: errors', () => {
   it('404 not_found', async () => {
     // The process's first deprecated answer: the warning then reads the usage through this client's fetch.
     const warned = once(process, 'warning');
-    const error = await rejection(client.pets.get(987654321));
+    const error = await petstoreErrorOf(client.pets.get(987654321));
     assert.deepEqual([error.status, error.code], [404, 'not_found']);
     assert.match(error.message, /987654321/);
     assertRequestId(error, recorder);
@@ -82,7 +70,7 @@ describe('client: errors', () => {
   });
 
   it('413 payload_too_large', async () => {
-    const error = await rejection(client.pets.create({ name: 'x'.repeat(17_000), categoryId: 1 }));
+    const error = await petstoreErrorOf(client.pets.create({ name: 'x'.repeat(17_000), categoryId: 1 }));
     assert.deepEqual([error.status, error.code], [413, 'payload_too_large']);
     assertRequestId(error, recorder);
   });
@@ -90,9 +78,9 @@ describe('client: errors', () => {
   it('403 insufficient_scope: a read-only key may list but not create; the error names the scope', async () => {
     const { key: readOnly } = await app.newKey({ scopes: ['pets:read'] });
     const own = recordingFetch();
-    const reader = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: readOnly, fetch: own.fetch });
+    const reader = clientOf(app, readOnly, { fetch: own.fetch });
     await reader.pets.listPage({ limit: 1 });
-    const error = await rejection(reader.pets.create({ name: 'Rex', categoryId: 1 }));
+    const error = await petstoreErrorOf(reader.pets.create({ name: 'Rex', categoryId: 1 }));
     assert.ok(error.code === 'insufficient_scope', error.code);
     const refused: PetstoreError<'insufficient_scope'> = error;
     assert.equal(refused.status, 403);
@@ -112,14 +100,12 @@ describe('client: errors', () => {
     assert.equal(errorOf(answer).code, 'key_banned');
     const own = recordingFetch();
     const waits = recordingSleep();
-    const bannedClient = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: banned,
+    const bannedClient = clientOf(app, banned, {
       fetch: own.fetch,
       sleep: waits.sleep,
       maxRetryDelayMs: 24 * 3600 * 1000,
     });
-    const error = await rejection(bannedClient.pets.listPage());
+    const error = await petstoreErrorOf(bannedClient.pets.listPage());
     assert.deepEqual([error.status, error.code], [429, 'key_banned']);
     assert.ok(error.retryAfter !== undefined && error.retryAfter > 0, `retryAfter ${error.retryAfter}`);
     assert.equal(own.requests.length, 1, 'one request, no retry');
@@ -137,13 +123,8 @@ describe('client: errors', () => {
       headers.delete('retry-after');
       return new Response(await response.arrayBuffer(), { status: response.status, headers });
     };
-    const limitedClient = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: limited,
-      fetch: hidingRetryAfter,
-      maxRetries: 0,
-    });
-    const error = await rejection(limitedClient.pets.listPage());
+    const limitedClient = clientOf(app, limited, { fetch: hidingRetryAfter, maxRetries: 0 });
+    const error = await petstoreErrorOf(limitedClient.pets.listPage());
     assert.ok(error.code === 'rate_limited', error.code);
     const seconds: number = error.retryAfter;
     assert.deepEqual([error.status, seconds], [429, 1]);
@@ -152,7 +133,7 @@ describe('client: errors', () => {
   it('410 gone after the sunset (last: it moves the clock)', async () => {
     const pet = await client.pets.create({ name: 'before the sunset', categoryId: 1 });
     clock.set(new Date('2030-12-05T00:00:00Z'));
-    const error = await rejection(client.pets.get(pet.id));
+    const error = await petstoreErrorOf(client.pets.get(pet.id));
     assert.deepEqual([error.status, error.code], [410, 'gone']);
     assertRequestId(error, recorder);
   });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PetstoreClient, type Pet, type PetstoreClientOptions } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { startFlakyFront, type FlakyFront, type SeenRequest } from './client-fixtures.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf, startFlakyFront, type FlakyFront, type SeenRequest } from './client-fixtures.ts';
 
 /**
  * `etagCache`: the client keeps the answers of pets and full pages by their strong ETags and asks again with
@@ -24,21 +24,19 @@ function exchanges(front: FlakyFront): unknown[] {
 }
 
 describe('client: ETags kept, If-None-Match sent', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let key: string;
   let pets: Pet[];
   const fronts: FlakyFront[] = [];
 
   before(async () => {
-    app = await startTestApp();
     ({ key } = await app.newKey({ plan: 'pro' }));
-    const setup = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const setup = clientOf(app, key);
     pets = [];
     for (let i = 0; i < 5; i += 1) pets.push(await setup.pets.create({ name: `kept-${i}`, categoryId: i }));
   });
   after(async () => {
     for (const front of fronts) await front.close();
-    await app.close();
   });
 
   async function clientBehindFront(

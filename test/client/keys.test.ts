@@ -1,24 +1,22 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { PetstoreClient, PetstoreError, type CreatedKey, type Key, type KeyCreateError } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import type { PetstoreClient } from '@petstore/client';
+import { PetstoreError, type CreatedKey, type Key, type KeyCreateError } from '@petstore/client';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf } from './client-fixtures.ts';
 
 /** The instant of the test app's manual clock, which no test here moves. */
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 
 describe('client: keys', () => {
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   async function managerClient(): Promise<{ client: PetstoreClient; keyId: string; account: string }> {
     const { key, keyId, account } = await app.newKey({ scopes: ['pets:read', 'keys:manage'] });
-    return { client: new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key }), keyId, account };
+    return { client: clientOf(app, key), keyId, account };
   }
 
   it('creates, lists page after page, rolls and revokes keys', async () => {
@@ -33,7 +31,7 @@ describe('client: keys', () => {
       [made.name, made.createdBy, made.expiresAt],
       ['reader', { kind: 'key', id: keyId }, new Date(NOW + 3_600_000).toISOString()],
     );
-    const reader = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: made.key });
+    const reader = clientOf(app, made.key);
     assert.ok(Array.isArray((await reader.pets.listPage()).pets), 'the new key works');
 
     const rolled = await client.keys.roll(made.id, { gracePeriodSeconds: 0 });
@@ -87,9 +85,7 @@ describe('client: keys', () => {
   it('sends one Idempotency-Key with every retry of a creation, so a retried call makes one key', async () => {
     const { key, account } = await app.newKey({ scopes: ['pets:read', 'keys:manage'] });
     let failFirst = true;
-    const client = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: key,
+    const client = clientOf(app, key, {
       sleep: async () => undefined,
       // The first answer is lost after the service made the key: the retry must be answered the same key.
       fetch: async (input, init) => {

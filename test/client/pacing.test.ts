@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { PetstoreClient, PetstoreError, type WaitInfo } from '@petstore/client';
+import { describe, it } from 'node:test';
+import type { PetstoreClient } from '@petstore/client';
+import type { WaitInfo } from '@petstore/client';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { manualTime, recordingFetch } from './client-fixtures.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import type { TestApp } from '../support/test-app.ts';
+import { clientOf, manualTime, petstoreErrorOf, recordingFetch } from './client-fixtures.ts';
 
 /**
  * Pacing against the real app on small enterprise plans: once an answer says a window is spent, the client waits
@@ -27,9 +29,7 @@ function observedClient(app: TestApp, key: string, options: { maxRetryDelayMs?: 
   const time = manualTime(clock);
   const rateLimitWaits: WaitInfo[] = [];
   const retries: WaitInfo[] = [];
-  const client = new PetstoreClient({
-    baseUrl: `${app.url}/v1`,
-    apiKey: key,
+  const client = clientOf(app, key, {
     fetch: recorder.fetch,
     sleep: time.sleep,
     now: time.now,
@@ -40,23 +40,9 @@ function observedClient(app: TestApp, key: string, options: { maxRetryDelayMs?: 
   return { client, recorder, time, rateLimitWaits, retries };
 }
 
-async function rejection(call: Promise<unknown>): Promise<PetstoreError> {
-  const error = await call.then(
-    () => assert.fail('the call passed'),
-    (caught: unknown) => caught,
-  );
-  assert.ok(error instanceof PetstoreError, `a PetstoreError, got ${String(error)}`);
-  return error;
-}
-
 describe('client: pacing', () => {
-  let app: TestApp;
-
-  before(async () => {
-    // A ban after the first request past a 429: any request the client sends into a spent window shows.
-    app = await startTestApp({ clock, env: { BAN_THRESHOLD: '1', USAGE_PER_MINUTE: '2' } });
-  });
-  after(() => app.close());
+  // A ban after the first request past a 429: any request the client sends into a spent window shows.
+  const app = appForSuite({ clock, env: { BAN_THRESHOLD: '1', USAGE_PER_MINUTE: '2' } });
 
   it('creates pets as fast as it can through three spent minutes without one 429', async () => {
     clock.set(new Date('2026-06-01T12:00:00Z'));
@@ -81,13 +67,13 @@ describe('client: pacing', () => {
     const { client, recorder, rateLimitWaits } = observedClient(app, key);
     for (let i = 0; i < 7; i += 1) await client.pets.create({ name: `day-${i}`, categoryId: i });
     assert.equal(rateLimitWaits.length, 1, 'one paced minute');
-    const error = await rejection(client.pets.create({ name: 'one too many', categoryId: 8 }));
+    const error = await petstoreErrorOf(client.pets.create({ name: 'one too many', categoryId: 8 }));
     const untilMidnight = (Date.parse('2026-06-02T00:00:00Z') - clock.now()) / 1000;
     assert.deepEqual([error.status, error.code, error.retryAfter], [429, 'rate_limited', untilMidnight]);
     assert.match(error.message, /not sent: the "day" rate-limit window is spent/);
     assert.equal(recorder.requests.length, 7, 'nothing sent');
     assert.equal(rateLimitWaits.length, 1, 'no wait');
-    await rejection(client.pets.listPage());
+    await petstoreErrorOf(client.pets.listPage());
     assert.equal(recorder.requests.length, 7, 'still nothing sent');
     assert.equal((await client.usage()).key.ban, null, 'usage is not paced, and the key is not banned');
   });
@@ -98,7 +84,7 @@ describe('client: pacing', () => {
     const { client, recorder, time, rateLimitWaits } = observedClient(app, key);
     await client.pets.listPage();
     await client.pets.listPage();
-    const error = await rejection(client.pets.listPage({ timeoutMs: 30_000 }));
+    const error = await petstoreErrorOf(client.pets.listPage({ timeoutMs: 30_000 }));
     assert.deepEqual([error.status, error.code, error.retryAfter], [429, 'rate_limited', 60]);
     assert.equal(
       error.message,
@@ -133,13 +119,13 @@ describe('client: pacing', () => {
     for (let i = 0; i < 2; i += 1) assert.equal((await request(app, '/v1/pets', { key })).status, 200);
     await client.usage();
     assert.equal(client.rateLimit?.remaining, 0);
-    const paced = await rejection(client.pets.listPage());
+    const paced = await petstoreErrorOf(client.pets.listPage());
     assert.deepEqual([paced.code, paced.retryAfter, recorder.requests.length], ['rate_limited', 60, 1]);
 
     clock.set(new Date('2026-06-01T12:01:00Z'));
     await client.usage();
     await client.usage();
-    const refused = await rejection(client.usage());
+    const refused = await petstoreErrorOf(client.usage());
     assert.deepEqual([refused.status, refused.code], [429, 'rate_limited'], "usage's own limit of 2 a minute");
     assert.equal(client.rateLimit?.remaining, 2, "the account's state, not usage's own window");
     await client.pets.listPage();

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { int64Replacer, int64Reviver, PetstoreClient, type NewPet, type Pet, type PetStatus } from '@petstore/client';
+import { before, describe, it } from 'node:test';
+import type { PetstoreClient } from '@petstore/client';
+import { int64Replacer, int64Reviver, type NewPet, type Pet, type PetStatus } from '@petstore/client';
 import { request } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { parseJson, parseJsonByPrePass } from '../../client/src/int64-json.ts';
-import { recordingFetch } from './client-fixtures.ts';
+import { clientOf, recordingFetch } from './client-fixtures.ts';
 
 /** The client's pets calls against the real app: pages walked whole, and categoryId kept exactly. */
 
@@ -30,19 +31,17 @@ async function collect(pets: AsyncIterable<Pet>): Promise<Pet[]> {
 }
 
 describe('client: listing every page', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let created: Pet[];
   let recorder: ReturnType<typeof recordingFetch>;
   let client: PetstoreClient;
 
   before(async () => {
-    app = await startTestApp();
     const { key } = await app.newKey({ plan: 'pro' });
     recorder = recordingFetch();
-    client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: recorder.fetch });
+    client = clientOf(app, key, { fetch: recorder.fetch });
     created = await createMany(client, 9, 'walk');
   });
-  after(() => app.close());
 
   it('walks every pet in id order, page after page, without a filter', async () => {
     const before = recorder.requests.length;
@@ -79,7 +78,7 @@ describe('client: listing every page', () => {
   it('records the rate-limit state of the last answer, with both windows', async () => {
     // A plan of its own, so that every figure is known: the app's clock stands at 12:00:00 UTC.
     const { key } = await app.newKey({ plan: 'enterprise', perMinute: 50, perDay: 400 });
-    const own = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const own = clientOf(app, key);
     assert.equal(own.rateLimit, undefined, 'no state before the first answer');
     await own.pets.listPage({ limit: 1 });
     await own.pets.listPage({ limit: 1 });
@@ -96,16 +95,14 @@ describe('client: listing every page', () => {
 });
 
 describe('client: int64 id and categoryId', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let client: PetstoreClient;
   let key: string;
 
   before(async () => {
-    app = await startTestApp();
     ({ key } = await app.newKey());
-    client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    client = clientOf(app, key);
   });
-  after(() => app.close());
 
   it('sends a bigint beyond 2^53 with its exact digits and reads it back as the same bigint', async () => {
     for (const categoryId of [9007199254740993n, 9223372036854775807n, -9223372036854775808n]) {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { PetstoreClient, PetstoreError, type Pet, type WaitInfo } from '@petstore/client';
 import { BACKOFF_BASE_MS } from '../../client/src/retry-policy.ts';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { manualTime, recordingFetch, recordingSleep, startFlakyFront, type FrontAction } from './client-fixtures.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf, manualTime, recordingFetch, recordingSleep, rejection, startFlakyFront } from './client-fixtures.ts';
+import type { FlakyFront, FrontAction, RecordingSleep } from './client-fixtures.ts';
 
 /**
  * Retries against the real app: a 429 rate_limited is waited out (the injected sleep moves the app's
@@ -21,19 +22,23 @@ async function petsNamed(client: PetstoreClient, name: string): Promise<Pet[]> {
 }
 
 describe('client: retries', () => {
-  let app: TestApp;
+  const app = appForSuite({ clock });
 
-  before(async () => {
-    app = await startTestApp({ clock });
-  });
-  after(() => app.close());
-
-  async function frontFor(plan: readonly FrontAction[], maxRetries = 3) {
+  /** Runs `work` with a client of a fresh pro key behind a front that fails as `plan` says, then closes the front. */
+  async function throughFront(
+    plan: readonly FrontAction[],
+    maxRetries: number,
+    work: (parts: { front: FlakyFront; waits: RecordingSleep; client: PetstoreClient }) => Promise<void>,
+  ): Promise<void> {
     const { key } = await app.newKey({ plan: 'pro' });
     const front = await startFlakyFront(app.url, plan);
     const waits = recordingSleep();
     const client = new PetstoreClient({ baseUrl: front.baseUrl, apiKey: key, maxRetries, sleep: waits.sleep });
-    return { front, waits, client };
+    try {
+      await work({ front, waits, client });
+    } finally {
+      await front.close();
+    }
   }
 
   it('waits out a 429 rate_limited for its Retry-After, with one Idempotency-Key, creating one pet', async () => {
@@ -41,9 +46,7 @@ describe('client: retries', () => {
     const recorder = recordingFetch();
     const time = manualTime(clock);
     const events: Array<[string, WaitInfo]> = [];
-    const client = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: key,
+    const client = clientOf(app, key, {
       fetch: recorder.fetch,
       sleep: time.sleep,
       now: time.now,
@@ -78,19 +81,10 @@ describe('client: retries', () => {
     const { key } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 100 });
     const recorder = recordingFetch();
     const waits = recordingSleep();
-    const client = new PetstoreClient({
-      baseUrl: `${app.url}/v1`,
-      apiKey: key,
-      fetch: recorder.fetch,
-      sleep: waits.sleep,
-      maxRetryDelayMs: 1000,
-    });
+    const client = clientOf(app, key, { fetch: recorder.fetch, sleep: waits.sleep, maxRetryDelayMs: 1000 });
     clock.set(new Date('2026-06-01T12:20:00Z'));
     assert.equal((await request(app, '/v1/pets', { key })).status, 200);
-    const error = await client.pets.listPage().then(
-      () => assert.fail('the second request of the minute passed'),
-      (caught: unknown) => caught,
-    );
+    const error = await rejection(client.pets.listPage(), 'the second request of the minute passed');
     assert.ok(error instanceof PetstoreError);
     assert.deepEqual([error.status, error.code, error.retryAfter], [429, 'rate_limited', 60]);
     assert.deepEqual(waits.delays, [], 'no wait');
@@ -98,8 +92,7 @@ describe('client: retries', () => {
   });
 
   it('retries a 503 with exponential backoff and full jitter', async () => {
-    const { front, waits, client } = await frontFor(['unavailable', 'unavailable']);
-    try {
+    await throughFront(['unavailable', 'unavailable'], 3, async ({ front, waits, client }) => {
       const page = await client.pets.listPage();
       assert.ok(Array.isArray(page.pets));
       assert.deepEqual(
@@ -110,30 +103,21 @@ describe('client: retries', () => {
       waits.delays.forEach((delay, retry) => {
         assert.ok(delay >= 0 && delay < BACKOFF_BASE_MS * 2 ** retry, `retry ${retry} waited ${delay} ms`);
       });
-    } finally {
-      await front.close();
-    }
+    });
   });
 
   it('gives up after maxRetries 503s with the last PetstoreError', async () => {
-    const { front, waits, client } = await frontFor(['unavailable', 'unavailable', 'unavailable'], 1);
-    try {
-      const error = await client.pets.listPage().then(
-        () => assert.fail('passed'),
-        (caught: unknown) => caught,
-      );
+    await throughFront(['unavailable', 'unavailable', 'unavailable'], 1, async ({ front, waits, client }) => {
+      const error = await rejection(client.pets.listPage(), 'passed');
       assert.ok(error instanceof PetstoreError);
       assert.deepEqual([error.status, error.code], [503, 'service_unavailable']);
       assert.equal(front.seen.length, 2, 'the first attempt and one retry');
       assert.equal(waits.delays.length, 1);
-    } finally {
-      await front.close();
-    }
+    });
   });
 
   it('retries a creation whose answer was lost with the same key: one pet, the first one replayed', async () => {
-    const { front, waits, client } = await frontFor(['drop-before', 'drop-after']);
-    try {
+    await throughFront(['drop-before', 'drop-after'], 3, async ({ front, waits, client }) => {
       const pet = await client.pets.create({ name: 'lost answer', categoryId: 9007199254740993n, status: 'sold' });
       assert.deepEqual(
         front.seen.map((seen) => [seen.action, seen.upstreamStatus, seen.replayed]),
@@ -148,23 +132,15 @@ describe('client: retries', () => {
       assert.equal(waits.delays.length, 2);
       assert.deepEqual(await petsNamed(client, 'lost answer'), [pet]);
       assert.equal(pet.categoryId, 9007199254740993n);
-    } finally {
-      await front.close();
-    }
+    });
   });
 
   it('rethrows the network error itself once the retries are spent', async () => {
-    const { front, waits, client } = await frontFor(['drop-before', 'drop-before', 'drop-before'], 2);
-    try {
-      const error = await client.pets.listPage().then(
-        () => assert.fail('passed'),
-        (caught: unknown) => caught,
-      );
+    await throughFront(['drop-before', 'drop-before', 'drop-before'], 2, async ({ front, waits, client }) => {
+      const error = await rejection(client.pets.listPage(), 'passed');
       assert.ok(error instanceof TypeError && !(error instanceof PetstoreError), `fetch's own error: ${String(error)}`);
       assert.equal(front.seen.length, 3);
       assert.equal(waits.delays.length, 2);
-    } finally {
-      await front.close();
-    }
+    });
   });
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { PetstoreClient, PetstoreError, type UsageHistory } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { describe, it } from 'node:test';
+import { PetstoreError, type UsageHistory } from '@petstore/client';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf } from './client-fixtures.ts';
 
 /** The instant of the test app's manual clock, which no test here moves. */
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
@@ -9,15 +10,11 @@ const HOUR_MS = 3_600_000;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 describe('client: usage', async () => {
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   it('reads the account, windows, key state and deprecated calls without spending quota', async () => {
     const { key, keyId, account } = await app.newKey({ plan: 'enterprise', perMinute: 50, perDay: 400 });
-    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const client = clientOf(app, key);
     await client.pets.listPage();
     const usage = await client.usage();
     assert.deepEqual(usage.account, { name: account, plan: 'enterprise' });
@@ -35,7 +32,7 @@ describe('client: usage', async () => {
 
   it("shows the key's scopes, as they were chosen when it was issued", async () => {
     const { key } = await app.newKey({ scopes: ['usage:read', 'pets:read'] });
-    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const client = clientOf(app, key);
     const scopes: ReadonlyArray<'pets:read' | 'pets:write' | 'usage:read' | 'keys:manage'> = (await client.usage()).key
       .scopes;
     assert.deepEqual(scopes, ['pets:read', 'usage:read']);
@@ -43,7 +40,7 @@ describe('client: usage', async () => {
 
   it('reads the history of the account, from Dates or strings, with ISO 8601 times', async () => {
     const { key } = await app.newKey();
-    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const client = clientOf(app, key);
     await client.pets.listPage();
     await client.pets.listPage();
     const hourly: UsageHistory = await client.usage.history({
@@ -70,7 +67,7 @@ describe('client: usage', async () => {
 
   it("refuses an invalid Date before sending, and throws the service's 400 for a bad range", async () => {
     const { key } = await app.newKey();
-    const client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key });
+    const client = clientOf(app, key);
     await assert.rejects(client.usage.history({ from: new Date('not a date') }), {
       name: 'TypeError',
       message: 'from is an invalid Date',

@@ -1,24 +1,23 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { PetstoreClient, type Pet, type PetstoreResponse } from '@petstore/client';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { recordingFetch } from './client-fixtures.ts';
+import { before, describe, it } from 'node:test';
+import type { PetstoreClient } from '@petstore/client';
+import { type Pet, type PetstoreResponse } from '@petstore/client';
+import { appForSuite } from '../support/suite-app.ts';
+import { clientOf, recordingFetch } from './client-fixtures.ts';
 
 /** `client.withResponse`: each call's result with the status, headers, request id and rate limits of its answer. */
 
 describe('client: results with their response metadata', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let recorder: ReturnType<typeof recordingFetch>;
   let client: PetstoreClient;
 
   before(async () => {
-    app = await startTestApp();
     // A plan of its own, so that every figure is known: the app's clock stands at 12:00:00 UTC.
     const { key } = await app.newKey({ plan: 'enterprise', perMinute: 50, perDay: 400 });
     recorder = recordingFetch();
-    client = new PetstoreClient({ baseUrl: `${app.url}/v1`, apiKey: key, fetch: recorder.fetch });
+    client = clientOf(app, key, { fetch: recorder.fetch });
   });
-  after(() => app.close());
 
   it('gives a creation with its status, headers, request id and rate-limit state', async () => {
     const created = await client.withResponse.pets.create(

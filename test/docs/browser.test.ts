@@ -59,11 +59,21 @@ describe('the /docs page in a browser', { skip: CHROMIUM_MISSING }, () => {
 
   after(() => parts.stopAll());
 
-  it('lists pets through Authorize, Try it out and Execute, with no failed request', async () => {
+  /** Runs `work` on a new page opened at `path`, then asserts that nothing went wrong on the page. */
+  async function onDocsPage(path: string, work: (page: Page) => Promise<void>): Promise<void> {
     const page = await browser.newPage();
     const problems = watchProblems(page);
     try {
-      await page.goto(`${origin}/docs`);
+      await page.goto(`${origin}${path}`);
+      await work(page);
+      assert.deepEqual(problems, []);
+    } finally {
+      await page.close();
+    }
+  }
+
+  it('lists pets through Authorize, Try it out and Execute, with no failed request', async () => {
+    await onDocsPage('/docs', async (page) => {
       assert.equal(await page.title(), 'Pet store API — reference');
 
       await page.click('.auth-wrapper .authorize');
@@ -89,18 +99,11 @@ describe('the /docs page in a browser', { skip: CHROMIUM_MISSING }, () => {
       await create.locator('.try-out__btn').click();
       const example = JSON.parse(await create.locator('textarea.body-param__text').inputValue()) as unknown;
       assert.deepEqual(example, { name: 'Rex', categoryId: 3, status: 'available' });
-
-      assert.deepEqual(problems, []);
-    } finally {
-      await page.close();
-    }
+    });
   });
 
   it('links its title to the document at /v1/openapi.json and names the shared schemas', async () => {
-    const page = await browser.newPage();
-    const problems = watchProblems(page);
-    try {
-      await page.goto(`${origin}/docs`);
+    await onDocsPage('/docs', async (page) => {
       const link = page.locator('.info .main a.link');
       assert.equal(await link.getAttribute('href'), `${origin}/v1/openapi.json`);
       assert.equal((await link.innerText()).trim(), `${origin}/v1/openapi.json`);
@@ -126,18 +129,11 @@ describe('the /docs page in a browser', { skip: CHROMIUM_MISSING }, () => {
       const statusTitle = page.locator('.json-schema-2020-12__title', { hasText: /^status$/ });
       const status = model('Pet').locator('.json-schema-2020-12-property').filter({ has: statusTitle });
       assert.equal(await status.locator(TYPE).innerText(), 'PetStatus');
-
-      assert.deepEqual(problems, []);
-    } finally {
-      await page.close();
-    }
+    });
   });
 
   it('shows the bounds and default of limit, and fills in no parameter the user did not choose', async () => {
-    const page = await browser.newPage();
-    const problems = watchProblems(page);
-    try {
-      await page.goto(`${origin}/docs`);
+    await onDocsPage('/docs', async (page) => {
       const list = page.locator('#operations-pets-listPets');
       await list.locator('.opblock-summary').click();
       const limit = list.locator('tr[data-param-name="limit"]');
@@ -159,24 +155,14 @@ describe('the /docs page in a browser', { skip: CHROMIUM_MISSING }, () => {
       assert.match(await petId.innerText(), /Example\s*:\s*42/, 'an example is shown, not filled in');
       await get.locator('.try-out__btn').click();
       assert.equal(await petId.locator('input').inputValue(), '');
-
-      assert.deepEqual(problems, []);
-    } finally {
-      await page.close();
-    }
+    });
   });
 
   // /docs/static/index.html serves the page of /docs (src/http/docs-index.ts); test/http/docs-page.test.ts checks it.
   it('loads at /docs/ too, its assets and document found from there', async () => {
-    const page = await browser.newPage();
-    const problems = watchProblems(page);
-    try {
-      await page.goto(`${origin}/docs/`);
+    await onDocsPage('/docs/', async (page) => {
       await page.locator('#operations-pets-listPets').waitFor();
       assert.equal(await page.title(), 'Pet store API — reference');
-      assert.deepEqual(problems, []);
-    } finally {
-      await page.close();
-    }
+    });
   });
 });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { KEY_SCOPES_EXPECTATION } from '../../src/auth/key-scopes-schema.ts';
 import { KEY_SCOPES, SCOPE_MEANINGS, type KeyScope } from '../../src/domain/scopes.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * The docs name the scopes of src/domain/scopes.ts, each with what it lets a key do, and the
@@ -41,12 +41,19 @@ function tableAfter(file: string, heading: string): string[][] {
 }
 
 describe('the scopes the docs name', () => {
-  let app: TestApp;
+  const app = appForSuite();
   /** Each scope's operations, in the order of the served public document. */
   const operationsOf = new Map<KeyScope, ScopedOperation[]>(KEY_SCOPES.map((scope) => [scope, []]));
 
+  /** Every scope as a row of a docs table: its name, what it lets a key do, its operations as `write` writes them. */
+  const scopeRows = (write: (operation: ScopedOperation) => string): string[][] =>
+    KEY_SCOPES.map((scope) => [
+      code(scope),
+      SCOPE_MEANINGS[scope],
+      (operationsOf.get(scope) ?? []).map(write).join(', '),
+    ]);
+
   before(async () => {
-    app = await startTestApp();
     const answer = await fetch(`${app.url}/v1/openapi.json`);
     const document = (await answer.json()) as {
       servers: Array<{ url: string }>;
@@ -63,29 +70,18 @@ describe('the scopes the docs name', () => {
       }
     }
   });
-  after(() => app.close());
 
   it('in the table of docs/api.md: every scope, what it lets a key do, and its operations', () => {
     assert.deepEqual(
       tableAfter('docs/api.md', '## Key scopes'),
-      KEY_SCOPES.map((scope) => [
-        code(scope),
-        SCOPE_MEANINGS[scope],
-        (operationsOf.get(scope) ?? []).map((operation) => code(operation.operationId)).join(', '),
-      ]),
+      scopeRows((operation) => code(operation.operationId)),
     );
   });
 
   it('in the table of docs/operations.md: the same, each operation with its method and path', () => {
     assert.deepEqual(
       tableAfter('docs/operations.md', '### Key scopes'),
-      KEY_SCOPES.map((scope) => [
-        code(scope),
-        SCOPE_MEANINGS[scope],
-        (operationsOf.get(scope) ?? [])
-          .map((operation) => `${code(operation.operationId)} (${code(operation.call)})`)
-          .join(', '),
-      ]),
+      scopeRows((operation) => `${code(operation.operationId)} (${code(operation.call)})`),
     );
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { request, type HttpAnswer } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * Every response states its caching policy: `no-store` for everything an API key touches, every
@@ -15,12 +15,7 @@ function cacheControlOf(answer: HttpAnswer): string | null {
 }
 
 describe('Cache-Control', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   it('is no-store on every answer to a key, errors and usage included', async () => {
     const { key } = await app.newKey({ plan: 'enterprise', perMinute: 6, perDay: 100 });

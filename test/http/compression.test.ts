@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import type { TestApp } from '../support/test-app.ts';
 
 /**
  * Compression (docs/api.md, Conditional requests and compression): bodies of 1 KB or more go out
@@ -76,12 +77,11 @@ async function assertCodings(app: TestApp, path: string, headers: Record<string,
 }
 
 describeEachBackend('Compression of pets and pages', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: Record<string, string>;
   let petPath: string;
 
   before(async () => {
-    app = await startTestApp({ backend });
     const created = await app.newKey({ plan: 'enterprise', perMinute: 10_000, perDay: 100_000 });
     key = { authorization: `Bearer ${created.key}` };
     const now = Date.now();
@@ -91,7 +91,6 @@ describeEachBackend('Compression of pets and pages', (backend) => {
     }
     petPath = '/v1/pets/1';
   });
-  after(() => app.close());
 
   it('sends a 100-pet page as gzip and br that decode to its exact bytes, each with its own ETag', async () => {
     const { identity, gzip, br } = await assertCodings(app, '/v1/pets?limit=100', key);
@@ -196,12 +195,7 @@ describeEachBackend('Compression of pets and pages', (backend) => {
 });
 
 describe('Compression of the public documents', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   it('sends /v1/openapi.json as gzip and br, revalidated by its ETag, and publicly cacheable', async () => {
     const { identity, br } = await assertCodings(app, '/v1/openapi.json');

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { request, type HttpAnswer, type Pet } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import { startTestApp } from '../support/test-app.ts';
 
 /**
  * Conditional GETs (docs/api.md, Conditional requests and compression): a pet and a full page of
@@ -34,12 +35,11 @@ function assertNotModified(response: HttpAnswer, like: HttpAnswer, names: readon
 }
 
 describeEachBackend('Conditional GET: ETag and If-None-Match', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: string;
   let petPath: string;
 
   before(async () => {
-    app = await startTestApp({ backend });
     ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 10_000, perDay: 100_000 }));
     const ids: number[] = [];
     for (const name of ['Rex', 'Tom', 'Luna', 'Kit', 'Bo']) {
@@ -50,7 +50,6 @@ describeEachBackend('Conditional GET: ETag and If-None-Match', (backend) => {
     }
     petPath = `/v1/pets/${ids[0]}`;
   });
-  after(() => app.close());
 
   it('gives a pet and a full page a strong ETag, the same on every request', async () => {
     for (const path of [petPath, FULL_PAGE]) {

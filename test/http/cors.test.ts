@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { assertError, request, type HttpAnswer } from '../support/http-client.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { RATE_LIMIT_HEADERS } from '../ratelimit/rate-limit-assertions.ts';
 
 /**
  * Cross-origin access (README, CORS_ORIGINS): off by default; with a
@@ -12,19 +14,7 @@ import { startTestApp, type TestApp } from '../support/test-app.ts';
  */
 
 const ORIGIN = 'https://app.example';
-const EXPOSED = [
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'RateLimit-Policy',
-  'RateLimit',
-  'Retry-After',
-  'Link',
-  'Deprecation',
-  'Sunset',
-  'X-Request-Id',
-  'ETag',
-];
+const EXPOSED = [...RATE_LIMIT_HEADERS, 'Link', 'Deprecation', 'Sunset', 'X-Request-Id', 'ETag'];
 const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'];
 
 function corsHeaders(headers: Headers): string[] {
@@ -41,6 +31,13 @@ function listOf(headers: Headers, name: string): Set<string> {
   );
 }
 
+/** The comma-separated header `name` lists each of `expected`, in any case. */
+function assertLists(headers: Headers, name: string, expected: readonly string[]): void {
+  const listed = listOf(headers, name);
+  for (const item of expected)
+    assert.ok(listed.has(item.toLowerCase()), `${name} lists ${item}: ${[...listed].join(', ')}`);
+}
+
 function preflight(app: TestApp, origin: string, from: Record<string, string> = {}): Promise<HttpAnswer> {
   return request(app, '/v1/pets', {
     method: 'OPTIONS',
@@ -54,14 +51,9 @@ function preflight(app: TestApp, origin: string, from: Record<string, string> = 
 }
 
 describe('CORS off by default', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let key: string;
-
-  before(async () => {
-    app = await startTestApp();
-    key = (await app.newKey()).key;
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey()));
 
   it('answers no Access-Control-* header to a request with an Origin', async () => {
     const answer = await request(app, '/v1/pets', { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
@@ -77,7 +69,10 @@ describe('CORS off by default', () => {
 });
 
 describe('CORS with CORS_ORIGINS', () => {
-  let app: TestApp;
+  // A low per-address limit shows that preflights (which carry no key) are not counted against it.
+  const app = appForSuite({
+    env: { CORS_ORIGINS: `${ORIGIN}, https://admin.example`, ANON_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '127.0.0.1' },
+  });
   let petId: number;
 
   /** A key of a fresh account allowed `perMinute` requests a minute. */
@@ -89,33 +84,19 @@ describe('CORS with CORS_ORIGINS', () => {
   const fromAddress = (address: string): Record<string, string> => ({ 'x-forwarded-for': address });
 
   before(async () => {
-    // A low per-address limit shows that preflights (which carry no key) are not counted against it.
-    app = await startTestApp({
-      env: { CORS_ORIGINS: `${ORIGIN}, https://admin.example`, ANON_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '127.0.0.1' },
-    });
     const key = await newKey();
     const created = await request(app, '/v1/pets', { method: 'POST', key, json: { name: 'cors', categoryId: 1 } });
     assert.equal(created.status, 201);
     petId = created.json<{ id: number }>().id;
   });
-  after(() => app.close());
 
   it('answers a preflight without a key: 204, the origin, and the request headers a client sends', async () => {
     for (const origin of [ORIGIN, 'https://admin.example']) {
       const answer = await preflight(app, origin);
       assert.equal(answer.status, 204, answer.text);
       assert.equal(answer.headers.get('access-control-allow-origin'), origin);
-      const allowed = listOf(answer.headers, 'access-control-allow-headers');
-      for (const header of ALLOWED_REQUEST_HEADERS)
-        assert.ok(
-          allowed.has(header.toLowerCase()),
-          `Access-Control-Allow-Headers allows ${header}: ${[...allowed].join(', ')}`,
-        );
-      const methods = listOf(answer.headers, 'access-control-allow-methods');
-      assert.ok(
-        methods.has('post') && methods.has('get'),
-        `Access-Control-Allow-Methods allows GET and POST: ${[...methods].join(', ')}`,
-      );
+      assertLists(answer.headers, 'Access-Control-Allow-Headers', ALLOWED_REQUEST_HEADERS);
+      assertLists(answer.headers, 'Access-Control-Allow-Methods', ['GET', 'POST']);
       assert.ok(listOf(answer.headers, 'vary').has('origin'), 'Vary: Origin, so caches keep one answer per origin');
       assert.equal(answer.headers.get('access-control-max-age'), '600', 'kept by the browser for 10 minutes');
     }
@@ -217,12 +198,7 @@ describe('CORS with CORS_ORIGINS', () => {
       const answer = await request(app, path, { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
       assert.equal(answer.status, 200, answer.text);
       assert.equal(answer.headers.get('access-control-allow-origin'), ORIGIN);
-      const exposed = listOf(answer.headers, 'access-control-expose-headers');
-      for (const header of EXPOSED)
-        assert.ok(
-          exposed.has(header.toLowerCase()),
-          `Access-Control-Expose-Headers lists ${header}: ${[...exposed].join(', ')}`,
-        );
+      assertLists(answer.headers, 'Access-Control-Expose-Headers', EXPOSED);
       assert.equal(answer.headers.get('x-ratelimit-limit'), '60');
     }
   });

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { generateApiKey } from '../../src/auth/api-key.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { errorOf, request, type HttpAnswer } from '../support/http-client.ts';
 import { assertDocumentedAnswer } from '../support/openapi-contract.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import type { TestApp } from '../support/test-app.ts';
 
 /**
  * The HTTP edge at its corners: number literals, repeated credentials, charsets, quoting of huge
@@ -116,13 +117,9 @@ function postPet(app: TestApp, key: string, body: string, contentType = 'applica
 }
 
 describeEachBackend('HTTP edge: categoryId must be written as an integer', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: string;
-  before(async () => {
-    app = await startTestApp({ backend });
-    ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 }));
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 })));
 
   for (const literal of ['0.9999999999999999999', '9007199254740991.4', '1e-400', '1.0', '1E3', '-0.0', '1e2']) {
     it(`refuses ${literal} with invalid_body naming categoryId, creating nothing`, async () => {
@@ -146,13 +143,9 @@ describeEachBackend('HTTP edge: categoryId must be written as an integer', (back
 });
 
 describe('HTTP edge: credentials, charsets, quoting, protocol answers, methods', () => {
-  let app: TestApp;
+  const app = appForSuite({ env: { ANON_LIMIT_PER_MINUTE: '1000' } });
   let key: string;
-  before(async () => {
-    app = await startTestApp({ env: { ANON_LIMIT_PER_MINUTE: '1000' } });
-    ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 }));
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 })));
 
   it('answers 401 with WWW-Authenticate to a request with two Authorization headers', async () => {
     for (const second of [`Bearer ${key}`, 'Bearer nonsense', `Bearer ${generateApiKey()}`]) {
@@ -326,13 +319,9 @@ describe('HTTP edge: credentials, charsets, quoting, protocol answers, methods',
 });
 
 describeEachBackend('HTTP edge: 100 Continue only after authentication and limits', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: string;
-  before(async () => {
-    app = await startTestApp({ backend });
-    ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 }));
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 })));
 
   const body = '{"name":"Rex","categoryId":1}';
   const head = (authorization: string): string =>
@@ -387,11 +376,7 @@ describeEachBackend('HTTP edge: 100 Continue only after authentication and limit
 });
 
 describeEachBackend('HTTP edge: an address over its limit costs no key lookup', (backend) => {
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp({ backend, clock: new ManualClock(MID), env: { ANON_LIMIT_PER_MINUTE: '3' } });
-  });
-  after(() => app.close());
+  const app = appForSuite({ backend, clock: new ManualClock(MID), env: { ANON_LIMIT_PER_MINUTE: '3' } });
 
   it('answers 429 to a fresh well-formed key from an address over its limit without looking it up', async () => {
     // Counting calls around the store's method: the store is not what is under test here.

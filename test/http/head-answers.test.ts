@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Gauge, Registry } from 'prom-client';
 import { startOperatorListener, type OperatorListener } from '../support/operator-listener.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * An answer to HEAD is a head alone (RFC 9110 §9.3.2), whatever its status and whoever writes it:
@@ -60,14 +60,9 @@ function bodyLength(answer: HeadAnswer): number {
 }
 
 describe('HEAD answers of the app carry no body', () => {
-  let app: TestApp;
+  const app = appForSuite({ env: { REQUEST_TIMEOUT_MS: '1000' } });
   let key: string;
-
-  before(async () => {
-    app = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '1000' } });
-    ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 1000 }));
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'enterprise', perMinute: 1, perDay: 1000 })));
 
   // The listener answers only the host names it serves: a loopback one here.
   const head = (method: string, path: string, lines = ''): string =>

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { petstoreVersion } from '../../src/version.ts';
-import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ERROR_CODES, HTTP_ERROR_CODES, isHttpErrorCode } from '../../src/errors.ts';
 import { STATUS_OF } from '../../src/http/error-body.ts';
 import { PET_STATUSES } from '../../src/domain/pet.ts';
 import { assertError, request } from '../support/http-client.ts';
 import { loadContract, pathTemplateOf, schemaErrors, type ContractDocument } from '../support/openapi-contract.ts';
+import { rawExchange } from '../support/raw-http.ts';
+import { RATE_LIMIT_HEADERS } from '../ratelimit/rate-limit-assertions.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 type Json = Record<string, unknown>;
@@ -23,13 +25,19 @@ const OPERATIONS = [
   ['/keys/{keyId}/roll', 'post', 'rollKey'],
 ] as const;
 
+/** The paths of the document, in sorted order. */
+const PATHS = [
+  '/keys',
+  '/keys/{keyId}/revoke',
+  '/keys/{keyId}/roll',
+  '/pets',
+  '/pets/{petId}',
+  '/usage',
+  '/usage/history',
+];
+
 const SHARED_HEADERS = [
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'RateLimit-Policy',
-  'RateLimit',
-  'Retry-After',
+  ...RATE_LIMIT_HEADERS,
   'WWW-Authenticate',
   'Location',
   'Link',
@@ -107,21 +115,6 @@ async function fetchDocument(app: TestApp): Promise<Json> {
   return document;
 }
 
-/** Writes `request` on a raw socket and returns everything read until the server closes. */
-function rawExchange(url: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    socket.on('error', (error) =>
-      chunks.length > 0 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(error),
-    );
-    socket.write(request);
-  });
-}
-
 function rawStatusAndBody(raw: string): { status: number; body: unknown } {
   const split = raw.indexOf('\r\n\r\n');
   assert.ok(split > 0, `no HTTP response head in ${JSON.stringify(raw.slice(0, 200))}`);
@@ -130,17 +123,15 @@ function rawStatusAndBody(raw: string): { status: number; body: unknown } {
 }
 
 describe('The OpenAPI document', () => {
-  let app: TestApp;
+  const app = appForSuite();
   let document: Json;
   let contract: ContractDocument;
 
   before(async () => {
-    app = await startTestApp();
     document = await fetchDocument(app);
     // The served bytes, not the app's own object: this suite is about what clients get.
     contract = await loadContract({ url: app.url });
   });
-  after(() => app.close());
 
   it('is what the app generates, which is where request() reads it from for an app in this process', () => {
     assert.deepEqual(document, JSON.parse(JSON.stringify(app.app.swagger())));
@@ -161,15 +152,7 @@ describe('The OpenAPI document', () => {
 
   it('has the server URL ending in /v1 and paths relative to it', () => {
     assert.deepEqual(document['servers'], [{ url: '/v1' }]);
-    assert.deepEqual(Object.keys(child(document, 'paths')).sort(), [
-      '/keys',
-      '/keys/{keyId}/revoke',
-      '/keys/{keyId}/roll',
-      '/pets',
-      '/pets/{petId}',
-      '/usage',
-      '/usage/history',
-    ]);
+    assert.deepEqual(Object.keys(child(document, 'paths')).sort(), PATHS);
     for (const [path, method, operationId] of OPERATIONS) {
       assert.equal(operation(document, path, method)['operationId'], operationId);
     }
@@ -183,15 +166,7 @@ describe('The OpenAPI document', () => {
     try {
       const served = await fetchDocument(behindProxy);
       assert.deepEqual(served['servers'], [{ url: 'https://pets.example.com/store/v1' }]);
-      assert.deepEqual(Object.keys(child(served, 'paths')).sort(), [
-        '/keys',
-        '/keys/{keyId}/revoke',
-        '/keys/{keyId}/roll',
-        '/pets',
-        '/pets/{petId}',
-        '/usage',
-        '/usage/history',
-      ]);
+      assert.deepEqual(Object.keys(child(served, 'paths')).sort(), PATHS);
     } finally {
       await behindProxy.close();
     }
@@ -347,12 +322,7 @@ describe('The OpenAPI document', () => {
 });
 
 describe('Raw-socket error answers', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '1000' } });
-  });
-  after(() => app.close());
+  const app = appForSuite({ env: { REQUEST_TIMEOUT_MS: '1000' } });
 
   it('answers headers that are too large with 431 headers_too_large', async () => {
     const raw = await rawExchange(app.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(100_000)}\r\n\r\n`);

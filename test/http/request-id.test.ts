@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createLogger } from '../../src/composition-root.ts';
 import { errorOf, request, type HttpAnswer } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { rawExchange } from '../support/raw-http.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * X-Request-Id: the client's own id when fit (1 to 128 visible ASCII characters, sent once),
@@ -18,19 +18,9 @@ function idOf(answer: { readonly headers: Headers }): string {
   return id;
 }
 
-/** Writes `lines` on a raw socket and returns the response head, once the server has answered and closed. */
-function rawExchange(url: string, lines: readonly string[]): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-    socket.on('error', (error) =>
-      chunks.length > 0 ? resolve(Buffer.concat(chunks).toString('latin1')) : reject(error),
-    );
-    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-  });
+/** Writes `lines` as a request head on a raw socket; the answer, once the server has answered and closed. */
+function rawAnswerTo(url: string, lines: readonly string[]): Promise<string> {
+  return rawExchange(url, `${lines.join('\r\n')}\r\n\r\n`, { encoding: 'latin1' });
 }
 
 function rawHeader(raw: string, name: string): string | undefined {
@@ -45,14 +35,9 @@ interface LogLine {
 }
 
 describe('X-Request-Id', () => {
-  let app: TestApp;
   const lines: LogLine[] = [];
-
-  before(async () => {
-    const stream = { write: (line: string): void => void lines.push(JSON.parse(line) as LogLine) };
-    app = await startTestApp({ logger: createLogger('debug', stream) });
-  });
-  after(() => app.close());
+  const stream = { write: (line: string): void => void lines.push(JSON.parse(line) as LogLine) };
+  const app = appForSuite({ logger: createLogger('debug', stream) });
 
   it("echoes the client's id, up to 128 visible ASCII characters", async () => {
     const { key } = await app.newKey();
@@ -85,7 +70,7 @@ describe('X-Request-Id', () => {
 
   it('replaces an id sent twice', async () => {
     const { key } = await app.newKey();
-    const raw = await rawExchange(app.url, [
+    const raw = await rawAnswerTo(app.url, [
       'GET /v1/pets HTTP/1.1',
       'Host: petstore.test',
       `Authorization: Bearer ${key}`,
@@ -123,10 +108,10 @@ describe('X-Request-Id', () => {
     assert.equal(echoed.status, 404);
     assert.equal(idOf(echoed), 'err-404', "the client's id on an error too");
 
-    const malformed = await rawExchange(app.url, ['GET /v1/pets HTTP/9.9', 'Host: x']);
+    const malformed = await rawAnswerTo(app.url, ['GET /v1/pets HTTP/9.9', 'Host: x']);
     assert.match(malformed, /^HTTP\/1\.1 400 /);
     assert.match(rawHeader(malformed, 'x-request-id') ?? '', UUID);
-    const proxying = await rawExchange(app.url, [
+    const proxying = await rawAnswerTo(app.url, [
       'CONNECT example.com:443 HTTP/1.1',
       'Host: x',
       'X-Request-Id: conn-1',

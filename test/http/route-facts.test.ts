@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { publicCore, publicParts } from '../../src/http/app.ts';
 import { buildHttpApp } from '../../src/http/core.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * A route carries its own facts in its config, and nothing else lists paths: a route added to the
@@ -12,12 +12,11 @@ import { startTestApp, type TestApp } from '../support/test-app.ts';
  * operation it names.
  */
 describe('a route registered with nothing but its config', () => {
-  let base: TestApp;
+  const base = appForSuite();
   let app: FastifyInstance;
   let url: string;
 
   before(async () => {
-    base = await startTestApp();
     app = await buildHttpApp(publicCore(base.services), async (scope) => {
       await publicParts(base.services)(scope);
       scope.get('/v1/pets-of-the-day', { config: { usage: 'listPets', scope: 'pets:read' } }, async (_request, reply) =>
@@ -30,10 +29,7 @@ describe('a route registered with nothing but its config', () => {
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
 
-  after(async () => {
-    await app.close();
-    await base.close();
-  });
+  after(() => app.close());
 
   it('answers every other method on its path with 405, Allow and the Error body, after authentication', async () => {
     const { key } = await base.newKey();

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LINGER_MS } from '../../src/net/closing-connections.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -17,12 +18,7 @@ const REFUSED_UPLOAD_START =
   'x'.repeat(1000);
 
 describe('closing answered connections', () => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const app = appForSuite();
 
   it('closes a refused upload’s connection while the client keeps sending its body', async () => {
     const client = await openClient(app.url);
@@ -46,9 +42,7 @@ describe('closing answered connections', () => {
     );
     try {
       assert.match(await client.head(), /^HTTP\/1\.1 401 /);
-      await sleep(LINGER_MS + 200);
-      client.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
-      assert.match(await client.head(2), /^HTTP\/1\.1 200 /, 'a next request is answered on it');
+      await assertServesAfterLinger(client);
     } finally {
       client.socket.destroy();
     }
@@ -64,9 +58,7 @@ describe('closing answered connections', () => {
     try {
       assert.match(await client.head(), /^HTTP\/1\.1 401 /);
       client.socket.write('x'.repeat(0x4000 - 1000) + '\r\n0\r\n\r\n');
-      await sleep(LINGER_MS + 200);
-      client.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
-      assert.match(await client.head(2), /^HTTP\/1\.1 200 /, 'a next request is answered on it');
+      await assertServesAfterLinger(client);
     } finally {
       client.socket.destroy();
     }
@@ -159,6 +151,13 @@ async function openClient(url: string): Promise<Client> {
       return closed;
     },
   };
+}
+
+/** Once the moment the server lingers on an answered connection is over, a next request is answered on it. */
+async function assertServesAfterLinger(client: Client): Promise<void> {
+  await sleep(LINGER_MS + 200);
+  client.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  assert.match(await client.head(2), /^HTTP\/1\.1 200 /, 'a next request is answered on it');
 }
 
 function connectionCount(app: TestApp): Promise<number> {

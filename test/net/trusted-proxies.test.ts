@@ -233,17 +233,22 @@ describe('IPV6_LIMIT_PREFIX: the network a client address is counted under', () 
 describe('TRUST_PROXY: validated at start-up', () => {
   const load = (value: string) => loadConfig({ TRUST_PROXY: value });
 
+  /** Start-up refuses `value` with a ConfigError matching `message` that also speaks of hops. */
+  function assertRefusedForHops(value: string, message: RegExp): void {
+    assert.throws(
+      () => load(value),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, message);
+        assert.match(error.message, /hops/);
+        return true;
+      },
+    );
+  }
+
   for (const old of ['true', '1']) {
     it(`refuses the old ${old} with one line saying what to write instead`, () => {
-      assert.throws(
-        () => load(old),
-        (error: unknown) => {
-          assert.ok(error instanceof ConfigError);
-          assert.match(error.message, /^invalid configuration: TRUST_PROXY [^\n]*name the proxies/);
-          assert.match(error.message, /hops/);
-          return true;
-        },
-      );
+      assertRefusedForHops(old, /^invalid configuration: TRUST_PROXY [^\n]*name the proxies/);
     });
   }
 
@@ -257,17 +262,9 @@ describe('TRUST_PROXY: validated at start-up', () => {
     '2001::/15',
   ]) {
     it(`refuses ${JSON.stringify(everyone)}, which trusts (nearly) every hop, like true`, () => {
-      assert.throws(
-        () => load(everyone),
-        (error: unknown) => {
-          assert.ok(error instanceof ConfigError);
-          assert.match(
-            error.message,
-            /^invalid configuration: TRUST_PROXY [^\n]*wider than \/(8|16)[^\n]*name the proxies/,
-          );
-          assert.match(error.message, /hops/);
-          return true;
-        },
+      assertRefusedForHops(
+        everyone,
+        /^invalid configuration: TRUST_PROXY [^\n]*wider than \/(8|16)[^\n]*name the proxies/,
       );
     });
   }

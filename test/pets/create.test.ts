@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, request, type HttpAnswer, type HttpTarget, type Pet } from '../support/http-client.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 type Reviver = (this: unknown, key: string, value: unknown) => unknown;
@@ -43,14 +44,9 @@ function postPet(app: HttpTarget, key: string, json: unknown, headers?: Record<s
 }
 
 describeEachBackend('POST /v1/pets', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: string;
-
-  before(async () => {
-    app = await startTestApp({ backend });
-    ({ key } = await app.newKey({ plan: 'business' }));
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'business' })));
 
   it('answers 201 with the pet and a Location that serves it', async () => {
     const response = await postPet(app, key, { name: 'Rex', categoryId: 3, status: 'pending' });
@@ -316,12 +312,7 @@ describeEachBackend('POST /v1/pets', (backend) => {
 });
 
 describeEachBackend('POST /v1/pets with Idempotency-Key', (backend) => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp({ backend });
-  });
-  after(() => app.close());
+  const app = appForSuite({ backend });
 
   async function countNamed(key: string, name: string): Promise<number> {
     return (await allPets(app, key)).pets.filter((pet) => pet.name === name).length;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import {
   NEW_PET_FIELD_LIST,
   PET_FIELD_LIST,
@@ -13,7 +13,7 @@ import {
 } from '../../src/domain/pet.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { request, type HttpAnswer } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * Values of every field a creator supplies. A field added to the Pet (src/domain/pet.ts) fails to
@@ -119,14 +119,9 @@ function sentBody(pet: NewPetRecord): string {
 }
 
 describeEachBackend('every field of a Pet round-trips', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: string;
-
-  before(async () => {
-    app = await startTestApp({ backend });
-    ({ key } = await app.newKey({ plan: 'business' }));
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'business' })));
 
   async function assertServed(pets: readonly PetRecord[]): Promise<void> {
     for (const pet of pets) {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, request, type HttpAnswer, type HttpTarget, type Pet } from '../support/http-client.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import { startTestApp } from '../support/test-app.ts';
 
 const STATUSES = ['available', 'pending', 'sold', undefined] as const;
 
@@ -53,14 +54,9 @@ async function walk(app: HttpTarget, key: string, firstPath: string): Promise<Ht
 }
 
 describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: string;
-
-  before(async () => {
-    app = await startTestApp({ backend });
-    ({ key } = await app.newKey({ plan: 'business' }));
-  });
-  after(() => app.close());
+  before(async () => ({ key } = await app.newKey({ plan: 'business' })));
 
   it('returns a created pet with exactly its fields, as a plain JSON array', async () => {
     const created = await request(app, '/v1/pets', {
@@ -211,17 +207,15 @@ describeEachBackend('GET /v1/pets: validation and basics', (backend) => {
 });
 
 describeEachBackend('GET /v1/pets: ordering and pagination over 47 pets', (backend) => {
-  let app: TestApp;
+  // Its own app: the walk must see exactly these pets and no others.
+  const app = appForSuite({ backend });
   let key: string;
   let pets: Pet[];
 
   before(async () => {
-    // Its own app: the walk must see exactly these pets and no others.
-    app = await startTestApp({ backend });
     ({ key } = await app.newKey({ plan: 'business' }));
     pets = await createPets(app, key, 47, 'page');
   });
-  after(() => app.close());
 
   it('defaults to 20 pets, in ascending id order, with a next link repeating limit=20', async () => {
     const response = await request(app, '/v1/pets', { key });
@@ -311,12 +305,7 @@ describeEachBackend('GET /v1/pets: ordering and pagination over 47 pets', (backe
 });
 
 describeEachBackend('GET /v1/pets: pagination while pets are created', (backend) => {
-  let app: TestApp;
-
-  before(async () => {
-    app = await startTestApp({ backend });
-  });
-  after(() => app.close());
+  const app = appForSuite({ backend });
 
   it('does not shift or repeat pages when pets are created during the walk', async () => {
     const { key } = await app.newKey({ plan: 'business' });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, it } from 'node:test';
+import { before, it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
+import type { TestApp } from '../support/test-app.ts';
 
 /**
  * Sends one request, half-closes the connection at once (shutdown(SHUT_WR)), and reads until the server
@@ -23,12 +24,11 @@ async function halfClosedRequest(app: TestApp, method: string, path: string, key
 }
 
 describeEachBackend('a client that half-closes after its request', (backend) => {
-  let app: TestApp;
+  const app = appForSuite({ backend });
   let key: string;
   let petPath: string;
 
   before(async () => {
-    app = await startTestApp({ backend });
     key = (await app.newKey()).key;
     const created = await fetch(`${app.url}/v1/pets`, {
       method: 'POST',
@@ -38,7 +38,6 @@ describeEachBackend('a client that half-closes after its request', (backend) => 
     petPath = created.headers.get('location') ?? '';
     assert.equal(created.status, 201);
   });
-  after(() => app.close());
 
   for (const [method, path, status] of [
     ['GET', 'pet', 200],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
 import {
   errorOf,
@@ -13,6 +13,7 @@ import {
 } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { redisBackend } from '../support/redis-backend.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
   assertRefused,
@@ -101,14 +102,20 @@ async function untilNotBanned(app: TestApp, key: string, withinMs: number): Prom
   }
 }
 
-describeEachBackend('rate limits over HTTP: temporary bans', (backend) => {
-  let app: TestApp;
-  const clock = new ManualClock(MID);
+/** 200 concurrent requests of a fresh free key: 60 pass, and the burst ends in a first ban of 900 s. */
+async function burstIntoFirstBan(app: TestApp): Promise<{ key: string; keyId: string }> {
+  const { key, keyId } = await app.newKey({ plan: 'free' });
+  const answers = await requestConcurrently(app, '/v1/pets', { key }, 200);
+  assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
+  const banned = answers.filter((answer) => answer.status === 429 && errorOf(answer).code === 'key_banned');
+  assert.ok(banned.length > 0, 'the burst ends in a ban');
+  assert.deepEqual([...new Set(banned.map(retryAfterOf))], [900], 'a first ban lasts 900 s');
+  return { key, keyId };
+}
 
-  before(async () => {
-    app = await startTestApp({ backend, clock, env: { KEY_CACHE_TTL_MS: '0' } });
-  });
-  after(() => app.close());
+describeEachBackend('rate limits over HTTP: temporary bans', (backend) => {
+  const clock = new ManualClock(MID);
+  const app = appForSuite({ backend, clock, env: { KEY_CACHE_TTL_MS: '0' } });
 
   it('bans a free key after the first 429 and 10 more, for 900 s, and only that key', async () => {
     clock.set(MID);
@@ -249,12 +256,7 @@ describeEachBackend('rate limits over HTTP: bans with a storage round-trip', (ba
         await sleep(5);
         await ban(keyId, startedAt, until);
       };
-      const { key, keyId } = await app.newKey({ plan: 'free' });
-      const answers = await requestConcurrently(app, '/v1/pets', { key }, 200);
-      assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
-      const banned = answers.filter((answer) => answer.status === 429 && errorOf(answer).code === 'key_banned');
-      assert.ok(banned.length > 0, 'the burst ends in a ban');
-      assert.deepEqual([...new Set(banned.map(retryAfterOf))], [900], 'a first ban lasts 900 s');
+      const { key, keyId } = await burstIntoFirstBan(app);
       assert.equal(await countSince(keyId, 0), 1, 'one offence, one ban');
       clock.set(MID + 900_000);
       const { banned: second } = await driveToBan(app, key);
@@ -277,12 +279,7 @@ describe('rate limits over HTTP: bans on SQLite with Redis counters (shared by i
     const clock = new ManualClock(MID);
     const app = await startTestApp({ clock, env: { REDIS_URL: redis.url, REDIS_PREFIX: redis.keyPrefix() } });
     try {
-      const { key, keyId } = await app.newKey({ plan: 'free' });
-      const answers = await requestConcurrently(app, '/v1/pets', { key }, 200);
-      assert.equal(answers.filter((answer) => answer.status === 200).length, 60);
-      const banned = answers.filter((answer) => answer.status === 429 && errorOf(answer).code === 'key_banned');
-      assert.ok(banned.length > 0, 'the burst ends in a ban');
-      assert.deepEqual([...new Set(banned.map(retryAfterOf))], [900], 'a first ban lasts 900 s');
+      const { keyId } = await burstIntoFirstBan(app);
       assert.equal(await app.services.store.bans.countSince(keyId, 0), 1, 'one offence, one ban');
     } finally {
       await app.close();
@@ -315,16 +312,9 @@ describeEachBackend('rate limits over HTTP: ban lengths are configurable and cap
 });
 
 describeEachBackend('rate limits over HTTP: bans through the operator CLI', (backend) => {
-  let app: TestApp;
   // The CLI runs on the real clock: stand the app on it too, frozen.
   const clock = new ManualClock(Date.now());
-  let cliTarget: CliTarget;
-
-  before(async () => {
-    app = await startTestApp({ backend, clock, env: { KEY_CACHE_TTL_MS: '0' } });
-    cliTarget = app.services.config;
-  });
-  after(() => app.close());
+  const app = appForSuite({ backend, clock, env: { KEY_CACHE_TTL_MS: '0' } });
 
   it('key list shows the ban; ban lift ends it; lifting again fails; bad arguments exit 2', async () => {
     const { key, keyId, account } = await app.newKey({ plan: 'enterprise', perMinute: 2, perDay: 1000 });
@@ -333,7 +323,7 @@ describeEachBackend('rate limits over HTTP: bans through the operator CLI', (bac
     const { banned } = await driveToBan(app, key);
     assert.equal(retryAfterOf(banned), 900);
 
-    const listed = keyListing(await runCli(cliTarget, ['key', 'list', '--account', account, '--json']));
+    const listed = keyListing(await runCli(app.services.config, ['key', 'list', '--account', account, '--json']));
     assert.deepEqual(
       listed.map((entry) => [entry.id, entry.bannedUntil]).sort(),
       [
@@ -342,7 +332,7 @@ describeEachBackend('rate limits over HTTP: bans through the operator CLI', (bac
       ].sort(),
     );
 
-    const lift = await runCli(cliTarget, ['ban', 'lift', '--id', keyId]);
+    const lift = await runCli(app.services.config, ['ban', 'lift', '--id', keyId]);
     assert.equal(lift.code, 0, lift.stderr);
     assert.match(lift.stdout, new RegExp(keyId));
     assert.equal(lift.stderr, '');
@@ -353,7 +343,7 @@ describeEachBackend('rate limits over HTTP: bans through the operator CLI', (bac
     const accepted = await request(app, '/v1/pets', { key });
     assert.equal(accepted.status, 200, accepted.text);
 
-    const relisted = keyListing(await runCli(cliTarget, ['key', 'list', '--account', account, '--json']));
+    const relisted = keyListing(await runCli(app.services.config, ['key', 'list', '--account', account, '--json']));
     assert.deepEqual(
       relisted.map((entry) => [entry.id, entry.bannedUntil]).sort(),
       [
@@ -371,7 +361,7 @@ describeEachBackend('rate limits over HTTP: bans through the operator CLI', (bac
         ['ban', 'lift', '--id', keyId, '--account', account],
         ['ban', 'lift', '--id', keyId, 'extra'],
         ['ban', 'lift', '--bogus'],
-      ].map((args) => runCli(cliTarget, args).then((run) => ({ args, run }))),
+      ].map((args) => runCli(app.services.config, args).then((run) => ({ args, run }))),
     );
     assert.ok(again && unknown);
     assert.equal(again.run.code, 1, again.run.stderr);

@@ -40,6 +40,11 @@ function windows(perMinute: number, perDay: number): WindowSpec[] {
   ];
 }
 
+/** A request of a fresh account, whose refusals count as strikes of a fresh key. */
+function struckRequest(perMinute: number, perDay: number): ConsumeRequest {
+  return { subject: unique('account'), windows: windows(perMinute, perDay), strikeSubject: unique('key') };
+}
+
 function stateOf(result: ConsumeResult, name: string): WindowState {
   const state = result.windows.find((window) => window.name === name);
   assert.ok(state, `the result must report the ${name} window, got ${JSON.stringify(result.windows)}`);
@@ -72,6 +77,21 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       const results: ConsumeResult[] = [];
       for (let i = 0; i < count; i += 1) results.push(await limiter.consume(request, now));
       return results;
+    }
+
+    /** A fresh account with these limits, `count` requests admitted at `now`: the next one there is refused. */
+    async function filledAt(
+      now: number,
+      perMinute: number,
+      perDay: number,
+      count: number,
+    ): Promise<{ request: ConsumeRequest; refused: ConsumeResult }> {
+      const request: ConsumeRequest = { subject: unique('account'), windows: windows(perMinute, perDay) };
+      const filled = await consumeMany(request, now, count);
+      assert.ok(filled.every((result) => result.allowed));
+      const refused = await limiter.consume(request, now);
+      assert.equal(refused.allowed, false);
+      return { request, refused };
     }
 
     it('admits exactly 60 of 200 concurrent requests against a limit of 60', async () => {
@@ -171,11 +191,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
 
     it('rolls the minute window over at the UTC minute boundary, not 60 s after the first request', async () => {
       const lastHalfSecond = Date.UTC(2026, 5, 1, 12, 0, 59, 500);
-      const request: ConsumeRequest = { subject: unique('account'), windows: windows(3, 100) };
-      const filled = await consumeMany(request, lastHalfSecond, 3);
-      assert.ok(filled.every((result) => result.allowed));
-      const refused = await limiter.consume(request, lastHalfSecond);
-      assert.equal(refused.allowed, false);
+      const { request, refused } = await filledAt(lastHalfSecond, 3, 100, 3);
       assert.equal(stateOf(refused, 'minute').resetAt, Date.UTC(2026, 5, 1, 12, 1, 0));
       const rolled = await limiter.consume(request, lastHalfSecond + 1000);
       assert.equal(rolled.allowed, true);
@@ -186,11 +202,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
 
     it('rolls the day window over at UTC midnight', async () => {
       const beforeMidnight = Date.UTC(2026, 0, 1, 23, 59, 59, 500);
-      const request: ConsumeRequest = { subject: unique('account'), windows: windows(1000, 5) };
-      const filled = await consumeMany(request, beforeMidnight, 5);
-      assert.ok(filled.every((result) => result.allowed));
-      const refused = await limiter.consume(request, beforeMidnight);
-      assert.equal(refused.allowed, false);
+      const { request, refused } = await filledAt(beforeMidnight, 1000, 5, 5);
       assert.equal(stateOf(refused, 'day').resetAt, Date.UTC(2026, 0, 2));
       const afterMidnight = beforeMidnight + 1000;
       const rolled = await limiter.consume(request, afterMidnight);
@@ -201,11 +213,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
     });
 
     it('never reports remaining below 0', async () => {
-      const request: ConsumeRequest = {
-        subject: unique('account'),
-        windows: windows(1, 1),
-        strikeSubject: unique('key'),
-      };
+      const request = struckRequest(1, 1);
       const results = await Promise.all(Array.from({ length: 30 }, () => limiter.consume(request, MID_MINUTE)));
       for (const result of results) {
         for (const window of result.windows)
@@ -262,11 +270,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
     });
 
     it('forgets strikes once the blocking window has ended', async () => {
-      const request: ConsumeRequest = {
-        subject: unique('account'),
-        windows: windows(1, 100),
-        strikeSubject: unique('key'),
-      };
+      const request = struckRequest(1, 100);
       await limiter.consume(request, MID_MINUTE);
       const refused = await consumeMany(request, MID_MINUTE, 3);
       assert.deepEqual(
@@ -283,11 +287,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
     });
 
     it('keeps strikes while the day window blocks, across minutes', async () => {
-      const request: ConsumeRequest = {
-        subject: unique('account'),
-        windows: windows(100, 1),
-        strikeSubject: unique('key'),
-      };
+      const request = struckRequest(100, 1);
       await limiter.consume(request, MID_MINUTE);
       assert.equal((await limiter.consume(request, MID_MINUTE)).strikes, 1);
       assert.equal((await limiter.consume(request, MID_MINUTE + 5 * MINUTE_MS)).strikes, 2, 'the day still blocks');
@@ -396,12 +396,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
 
       it('begins one ban in a burst of 150 concurrent requests: 60 admitted, 11 struck, 79 banned', async () => {
         const rule: BanRule = { atStrike: 12, baseMs: 900_000, maxMs: 86_400_000 };
-        const request: ConsumeRequest = {
-          subject: unique('account'),
-          windows: windows(60, 1000),
-          strikeSubject: unique('key'),
-          ban: rule,
-        };
+        const request: ConsumeRequest = { ...struckRequest(60, 1000), ban: rule };
         const results = await Promise.all(Array.from({ length: 150 }, () => limiter.consume(request, MID_MINUTE)));
         assert.equal(results.filter((result) => result.allowed).length, 60);
         const struck = results.filter((result) => !result.allowed && result.ban === null);
@@ -417,12 +412,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       });
 
       it('doubles a ban beginning within 24 h of the previous one, up to the maximum, then starts over', async () => {
-        const request: ConsumeRequest = {
-          subject: unique('account'),
-          windows: windows(1, 100),
-          strikeSubject: unique('key'),
-          ban: RULE,
-        };
+        const request: ConsumeRequest = { ...struckRequest(1, 100), ban: RULE };
         let now = MID_MINUTE;
         const lengths: number[] = [];
         for (let round = 0; round < 4; round += 1) {
@@ -466,11 +456,7 @@ export function limiterContract(name: string, makeLimiter: () => Promise<Limiter
       });
 
       it('strikes without a rule never ban', async () => {
-        const request: ConsumeRequest = {
-          subject: unique('account'),
-          windows: windows(1, 100),
-          strikeSubject: unique('key'),
-        };
+        const request = struckRequest(1, 100);
         await limiter.consume(request, MID_MINUTE);
         const refused = await consumeMany(request, MID_MINUTE, 20);
         assert.ok(refused.every((result) => result.ban === null));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { WindowSpec } from '../../src/ratelimit/limiter.ts';
-import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
+import { MemoryLimiter, type MemoryLimiterOptions } from '../../src/ratelimit/memory-limiter.ts';
 import { limiterContract } from './limiter-contract.ts';
 
 limiterContract('MemoryLimiter', async () => {
@@ -16,10 +16,22 @@ const BOTH: WindowSpec[] = [
 ];
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 30);
 
+/** Runs `work` on a MemoryLimiter of its own, and closes it. */
+async function withLimiter(
+  options: MemoryLimiterOptions,
+  work: (limiter: MemoryLimiter) => Promise<void>,
+): Promise<void> {
+  const limiter = new MemoryLimiter(options);
+  try {
+    await work(limiter);
+  } finally {
+    await limiter.close();
+  }
+}
+
 describe('MemoryLimiter: memory bound', () => {
   it('holds at most maxSubjects per namespace under a flood of 50,000 distinct addresses', async () => {
-    const limiter = new MemoryLimiter({ maxSubjects: 1000 });
-    try {
+    await withLimiter({ maxSubjects: 1000 }, async (limiter) => {
       for (let i = 0; i < 50_000; i += 1) {
         const result = await limiter.consume(
           { subject: `address:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, windows: MINUTE },
@@ -29,14 +41,11 @@ describe('MemoryLimiter: memory bound', () => {
       }
       assert.ok(limiter.size() <= 1000, `size ${limiter.size()} exceeds maxSubjects 1000`);
       assert.ok(limiter.size() >= 900, `size ${limiter.size()}: recent subjects should still be held`);
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('drops the least recently used subject, keeping one that is still active', async () => {
-    const limiter = new MemoryLimiter({ maxSubjects: 10 });
-    try {
+    await withLimiter({ maxSubjects: 10 }, async (limiter) => {
       const busy = 'address:192.0.2.1';
       const large: WindowSpec[] = [{ name: 'minute', limit: 1000, seconds: 60 }];
       await limiter.consume({ subject: busy, windows: large }, NOW);
@@ -47,17 +56,14 @@ describe('MemoryLimiter: memory bound', () => {
       assert.ok(limiter.size() <= 10, `size ${limiter.size()}`);
       const result = await limiter.consume({ subject: busy, windows: large, peek: true }, NOW);
       assert.equal(result.windows[0]?.remaining, 1000 - 101, 'the busy subject kept its count');
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('evicts in least-recently-used order, and a swept subject frees its place', async () => {
-    const limiter = new MemoryLimiter({ maxSubjects: 3 });
-    const count = (subject: string): { subject: string; windows: WindowSpec[] } => ({ subject, windows: MINUTE });
-    const used = async (subject: string, now = NOW): Promise<number> =>
-      60 - ((await limiter.consume({ ...count(subject), peek: true }, now)).windows[0]?.remaining ?? 0);
-    try {
+    await withLimiter({ maxSubjects: 3 }, async (limiter) => {
+      const count = (subject: string): { subject: string; windows: WindowSpec[] } => ({ subject, windows: MINUTE });
+      const used = async (subject: string, now = NOW): Promise<number> =>
+        60 - ((await limiter.consume({ ...count(subject), peek: true }, now)).windows[0]?.remaining ?? 0);
       for (const subject of ['address:a', 'address:b', 'address:c']) await limiter.consume(count(subject), NOW);
       await limiter.consume(count('address:a'), NOW);
       await limiter.consume(count('address:d'), NOW);
@@ -74,14 +80,11 @@ describe('MemoryLimiter: memory bound', () => {
         [1, 1, 1],
         'the sweep emptied the namespace: three new subjects fit without evicting one another',
       );
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('does not let a flood of addresses evict accounts (namespaces are bounded separately)', async () => {
-    const limiter = new MemoryLimiter({ maxSubjects: 100 });
-    try {
+    await withLimiter({ maxSubjects: 100 }, async (limiter) => {
       const account = { subject: 'account:1', windows: BOTH };
       await limiter.consume(account, NOW);
       for (let i = 0; i < 5000; i += 1)
@@ -90,14 +93,11 @@ describe('MemoryLimiter: memory bound', () => {
       assert.equal(second.allowed, true);
       assert.equal(second.windows[0]?.remaining, 0, 'the account kept its first request');
       assert.ok(limiter.size() <= 101, `size ${limiter.size()}`);
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('sweep(now) drops every idle subject and strike once its windows have ended', async () => {
-    const limiter = new MemoryLimiter();
-    try {
+    await withLimiter({}, async (limiter) => {
       for (let i = 0; i < 500; i += 1)
         await limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
       for (let i = 0; i < 50; i += 1) {
@@ -116,14 +116,11 @@ describe('MemoryLimiter: memory bound', () => {
 
       limiter.sweep(Date.UTC(2026, 5, 2));
       assert.equal(limiter.size(), 0);
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('accounts bytes by key length and returns them when subjects and strikes are swept', async () => {
-    const limiter = new MemoryLimiter();
-    try {
+    await withLimiter({}, async (limiter) => {
       await limiter.consume({ subject: 'address:a', windows: MINUTE }, NOW);
       const short = limiter.bytes();
       await limiter.consume({ subject: `address:b${'x'.repeat(10_000)}`, windows: MINUTE }, NOW);
@@ -137,14 +134,11 @@ describe('MemoryLimiter: memory bound', () => {
       limiter.sweep(NOW + 60_000);
       assert.equal(limiter.size(), 0);
       assert.equal(limiter.bytes(), 0, 'everything accounted was returned');
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('accounts a ban in the budget, and sweeps it once it is over and no longer lengthens the next', async () => {
-    const limiter = new MemoryLimiter();
-    try {
+    await withLimiter({}, async (limiter) => {
       const one: WindowSpec[] = [{ name: 'minute', limit: 1, seconds: 60 }];
       const ban = { atStrike: 1, baseMs: 120_000, maxMs: 120_000 };
       const struck = { subject: 'account:1', windows: one, strikeSubject: `key:${'k'.repeat(5000)}`, ban };
@@ -157,14 +151,11 @@ describe('MemoryLimiter: memory bound', () => {
       limiter.sweep(NOW + 86_400_000 + 1);
       assert.equal(limiter.size(), 0);
       assert.equal(limiter.bytes(), 0);
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('accounts a window a subject is first asked about later, and keeps the counts it had', async () => {
-    const limiter = new MemoryLimiter();
-    try {
+    await withLimiter({}, async (limiter) => {
       const subject = 'account:1';
       await limiter.consume({ subject, windows: MINUTE }, NOW);
       const oneWindow = limiter.bytes();
@@ -176,14 +167,11 @@ describe('MemoryLimiter: memory bound', () => {
       );
       assert.ok(limiter.bytes() > oneWindow, `the day counter is accounted: ${oneWindow} → ${limiter.bytes()}`);
       assert.equal(limiter.size(), 1);
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('keeps counting the subject in use when the byte budget is smaller than it', async () => {
-    const limiter = new MemoryLimiter({ maxBytes: 1000 });
-    try {
+    await withLimiter({ maxBytes: 1000 }, async (limiter) => {
       const huge = { subject: `address:${'h'.repeat(5000)}`, windows: MINUTE };
       await limiter.consume({ subject: 'address:small', windows: MINUTE }, NOW);
       assert.equal((await limiter.consume(huge, NOW)).windows[0]?.remaining, 59);
@@ -191,15 +179,12 @@ describe('MemoryLimiter: memory bound', () => {
       assert.equal(limiter.size(), 1, 'the small subject was evicted to make room');
       await limiter.consume({ subject: 'address:small', windows: MINUTE }, NOW);
       assert.ok(limiter.bytes() <= 1000, `back within the budget: ${limiter.bytes()}`);
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 
   it('sweeps by itself with the injected time source', async () => {
     let now = NOW;
-    const limiter = new MemoryLimiter({ sweepEveryMs: 20, now: () => now });
-    try {
+    await withLimiter({ sweepEveryMs: 20, now: () => now }, async (limiter) => {
       for (let i = 0; i < 100; i += 1)
         await limiter.consume({ subject: `address:203.0.113.${i}`, windows: MINUTE }, NOW);
       assert.equal(limiter.size(), 100);
@@ -207,8 +192,6 @@ describe('MemoryLimiter: memory bound', () => {
       const deadline = Date.now() + 2000;
       while (limiter.size() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(limiter.size(), 0);
-    } finally {
-      await limiter.close();
-    }
+    });
   });
 });

@@ -13,6 +13,16 @@ export const NEXT_MIDNIGHT_SECONDS = Date.UTC(2026, 5, 2) / 1000;
 /** Seconds from MID to the next UTC midnight. */
 export const DAY_LEFT_SECONDS = NEXT_MIDNIGHT_SECONDS - MID_SECONDS;
 
+/** Every header that tells a client about its rate limit. */
+export const RATE_LIMIT_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+  'Retry-After',
+] as const;
+
 export interface RateLimitHeaders {
   readonly limit: number;
   readonly remaining: number;
@@ -43,6 +53,12 @@ export function rateLimitOf(answer: HttpAnswer): RateLimitHeaders {
     policy,
     state,
   };
+}
+
+/** The window X-RateLimit-Limit/-Remaining/-Reset describe, once every rate-limit field is checked for shape. */
+export function describedWindowOf(answer: HttpAnswer): Pick<RateLimitHeaders, 'limit' | 'remaining' | 'reset'> {
+  const { limit, remaining, reset } = rateLimitOf(answer);
+  return { limit, remaining, reset };
 }
 
 export function retryAfterOf(answer: HttpAnswer): number {

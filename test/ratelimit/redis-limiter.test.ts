@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { ConsumeRequest, ConsumeResult, WindowSpec } from '../../src/ratelimit/limiter.ts';
 import { MemoryLimiter } from '../../src/ratelimit/memory-limiter.ts';
@@ -11,6 +11,7 @@ import { RedisLimiter, type FallbackNotice, type RedisLimiterOptions } from '../
 import { request } from '../support/http-client.ts';
 import { ownRedisServer, redisBackend, redisServerUnavailable, type OwnRedisServer } from '../support/redis-backend.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { forSuite } from '../support/suite-app.ts';
 import { buildServices } from '../../src/composition-root.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
@@ -62,6 +63,12 @@ function redisLimiter(options: Partial<RedisLimiterOptions> & { url: string }): 
 
 async function closeAll(): Promise<void> {
   await Promise.all(opened.splice(0).map((limiter) => limiter.close()));
+}
+
+async function startedRedisServer(): Promise<OwnRedisServer> {
+  const server = await ownRedisServer();
+  await server.start();
+  return server;
 }
 
 function unique(prefix: string): string {
@@ -323,17 +330,12 @@ describe('RedisLimiter', { skip: backend.skip }, () => {
   });
 
   describe('RedisLimiter: round trips', { skip: noRedisServer }, () => {
-    let server: OwnRedisServer;
-    before(async () => {
-      server = await ownRedisServer();
-      await server.start();
-    });
-    after(() => server.kill());
+    const server = forSuite(startedRedisServer, (started) => started.kill());
 
     it('sends exactly one command (the script) per consume, whatever the outcome', async () => {
-      const { limiter, fallbacks } = redisLimiter({ url: server.url, keyPrefix: 'rt:' });
+      const { limiter, fallbacks } = redisLimiter({ url: server().url, keyPrefix: 'rt:' });
       await limiter.ping();
-      const watcher = new Redis(server.url);
+      const watcher = new Redis(server().url);
       const monitor = await watcher.monitor();
       const seen: string[] = [];
       monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -420,23 +422,18 @@ describe('RedisLimiter: Redis unreachable', () => {
 });
 
 describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
-  let server: OwnRedisServer;
-  before(async () => {
-    server = await ownRedisServer();
-    await server.start();
-  });
-  after(() => server.kill());
+  const server = forSuite(startedRedisServer, (started) => started.kill());
 
   it('falls back when Redis is killed, and uses Redis again within seconds of its restart', async (t) => {
     const keyPrefix = 'recovery:';
-    const first = redisLimiter({ url: server.url, keyPrefix });
-    const second = redisLimiter({ url: server.url, keyPrefix });
+    const first = redisLimiter({ url: server().url, keyPrefix });
+    const second = redisLimiter({ url: server().url, keyPrefix });
     const request: ConsumeRequest = { subject: unique('account'), windows: BOTH(100, 1000) };
     assert.equal(minuteOf(await first.limiter.consume(request, MID_MINUTE)), 99);
     assert.equal(minuteOf(await second.limiter.consume(request, MID_MINUTE)), 98, 'the instances share Redis');
     assert.equal(first.fallbacks.errors.length + second.fallbacks.errors.length, 0);
 
-    await server.kill();
+    await server().kill();
     const during = await timed(first.limiter.consume(request, MID_MINUTE));
     assert.ok(during.ms < 300, `answered in ${during.ms.toFixed(0)} ms while Redis is down`);
     assert.equal(during.value.allowed, true);
@@ -445,7 +442,7 @@ describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
     assert.equal(first.fallbacks.errors.length, 1);
     await assert.rejects(first.limiter.ping());
 
-    await server.start();
+    await server().start();
     const restartedAt = performance.now();
     // The restarted Redis is empty (nothing on disk): a consume from Redis says 99, then 98 from the other instance.
     await eventually('back on Redis', 5_000, async () => {
@@ -469,10 +466,10 @@ describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
   });
 
   it('answers from memory within the timeout while Redis hangs, and from Redis once it answers', async () => {
-    const { limiter, fallbacks } = redisLimiter({ url: server.url, keyPrefix: 'frozen:', timeoutMs: 250 });
+    const { limiter, fallbacks } = redisLimiter({ url: server().url, keyPrefix: 'frozen:', timeoutMs: 250 });
     const request: ConsumeRequest = { subject: unique('account'), windows: BOTH(100, 1000) };
     assert.equal(minuteOf(await limiter.consume(request, MID_MINUTE)), 99);
-    server.freeze();
+    server().freeze();
     try {
       const during = await timed(limiter.consume(request, MID_MINUTE));
       assert.ok(during.ms >= 200 && during.ms < 450, `answered in ${during.ms.toFixed(0)} ms while Redis hangs`);
@@ -480,7 +477,7 @@ describe('RedisLimiter: Redis lost and back', { skip: noRedisServer }, () => {
       assert.equal(fallbacks.errors.length, 1);
       assert.match(fallbacks.errors[0]?.message ?? '', /did not answer within 250 ms|timed out/i);
     } finally {
-      server.thaw();
+      server().thaw();
     }
     const back = await limiter.consume(request, MID_MINUTE);
     assert.equal(fallbacks.errors.length, 1, 'Redis answers again');

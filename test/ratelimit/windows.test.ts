@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { errorOf, request, requestConcurrently, requestInSequence, statusesOf } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
   assertRefused,
   DAY_LEFT_SECONDS,
+  describedWindowOf,
   MID,
   MINUTE_MS,
   NEXT_MIDNIGHT_SECONDS,
@@ -23,13 +25,8 @@ import {
  */
 
 describeEachBackend('rate limits over HTTP: exact counting per account', (backend) => {
-  let app: TestApp;
-
-  before(async () => {
-    // A high ban threshold, so every refusal here is a plain 429 rate_limited (bans.test.ts has the bans).
-    app = await startTestApp({ backend, clock: new ManualClock(MID), env: { BAN_THRESHOLD: '1000' } });
-  });
-  after(() => app.close());
+  // A high ban threshold, so every refusal here is a plain 429 rate_limited (bans.test.ts has the bans).
+  const app = appForSuite({ backend, clock: new ManualClock(MID), env: { BAN_THRESHOLD: '1000' } });
 
   it('admits exactly 60 of 200 concurrent GET /v1/pets on a free account; the rest get 429 rate_limited', async () => {
     const { key } = await app.newKey({ plan: 'free' });
@@ -47,10 +44,7 @@ describeEachBackend('rate limits over HTTP: exact counting per account', (backen
       assert.equal(answer.status, 429);
       assert.equal(errorOf(answer).code, 'rate_limited');
       assert.equal(retryAfterOf(answer), 30, 'Retry-After: whole seconds until the minute resets');
-      const headers = rateLimitOf(answer);
-      assert.equal(headers.limit, 60);
-      assert.equal(headers.remaining, 0);
-      assert.equal(headers.reset, NEXT_MINUTE_SECONDS);
+      assert.deepEqual(describedWindowOf(answer), { limit: 60, remaining: 0, reset: NEXT_MINUTE_SECONDS });
     }
   });
 
@@ -121,26 +115,18 @@ describeEachBackend('rate limits over HTTP: the day window', (backend) => {
       const { key } = await app.newKey({ plan: 'enterprise', perMinute: 1000, perDay: 100 });
       const first = await request(app, '/v1/pets', { key });
       assert.equal(first.status, 200);
-      assert.deepEqual(rateLimitOf(first), {
-        limit: 100,
-        remaining: 99,
-        reset: NEXT_MIDNIGHT_SECONDS,
-        policy: '"minute";q=1000;w=60, "day";q=100;w=86400',
-        state: `"minute";r=999;t=30, "day";r=99;t=${DAY_LEFT_SECONDS}`,
-      });
+      assert.deepEqual(describedWindowOf(first), { limit: 100, remaining: 99, reset: NEXT_MIDNIGHT_SECONDS });
+      assert.equal(rateLimitOf(first).policy, '"minute";q=1000;w=60, "day";q=100;w=86400');
+      assert.equal(rateLimitOf(first).state, `"minute";r=999;t=30, "day";r=99;t=${DAY_LEFT_SECONDS}`);
       const rest = await requestConcurrently(app, '/v1/pets', { key }, 99);
       assert.deepEqual(statusesOf(rest), Array<number>(99).fill(200));
 
       const refused = await request(app, '/v1/pets', { key });
       assertRefused(refused, 'rate_limited');
       assert.equal(retryAfterOf(refused), DAY_LEFT_SECONDS, 'Retry-After: until UTC midnight');
-      assert.deepEqual(rateLimitOf(refused), {
-        limit: 100,
-        remaining: 0,
-        reset: NEXT_MIDNIGHT_SECONDS,
-        policy: '"minute";q=1000;w=60, "day";q=100;w=86400',
-        state: `"minute";r=900;t=30, "day";r=0;t=${DAY_LEFT_SECONDS}`,
-      });
+      assert.deepEqual(describedWindowOf(refused), { limit: 100, remaining: 0, reset: NEXT_MIDNIGHT_SECONDS });
+      assert.equal(rateLimitOf(refused).policy, '"minute";q=1000;w=60, "day";q=100;w=86400');
+      assert.equal(rateLimitOf(refused).state, `"minute";r=900;t=30, "day";r=0;t=${DAY_LEFT_SECONDS}`);
       // A new minute does not help while the day is full.
       manual.advance(MINUTE_MS);
       const stillRefused = await request(app, '/v1/pets', { key });
@@ -168,10 +154,7 @@ describeEachBackend('rate limits over HTTP: windows roll over on the UTC minute 
       manual.set(NEXT_MINUTE_SECONDS * 1000);
       const allowed = await request(app, '/v1/pets', { key });
       assert.equal(allowed.status, 200, allowed.text);
-      const headers = rateLimitOf(allowed);
-      assert.equal(headers.limit, 60);
-      assert.equal(headers.remaining, 59);
-      assert.equal(headers.reset, NEXT_MINUTE_SECONDS + 60);
+      assert.deepEqual(describedWindowOf(allowed), { limit: 60, remaining: 59, reset: NEXT_MINUTE_SECONDS + 60 });
     } finally {
       await app.close();
     }
@@ -191,10 +174,7 @@ describeEachBackend('rate limits over HTTP: windows roll over on the UTC minute 
       manual.set(Date.UTC(2026, 5, 2, 0, 0, 0, 500));
       const allowed = await request(app, '/v1/pets', { key });
       assert.equal(allowed.status, 200, allowed.text);
-      const headers = rateLimitOf(allowed);
-      assert.equal(headers.limit, 5);
-      assert.equal(headers.remaining, 4);
-      assert.equal(headers.reset, NEXT_MIDNIGHT_SECONDS + 86_400);
+      assert.deepEqual(describedWindowOf(allowed), { limit: 5, remaining: 4, reset: NEXT_MIDNIGHT_SECONDS + 86_400 });
     } finally {
       await app.close();
     }

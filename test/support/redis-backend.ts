@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { freePort } from './server-process.ts';
 
 /**
@@ -79,33 +79,54 @@ export async function redisBackend(): Promise<RedisBackend> {
       cleanup: async () => undefined,
     };
   }
+  const keyspace = testKeyspace(() => new Redis(url, { maxRetriesPerRequest: 1 }));
+  return {
+    url,
+    keyPrefix: keyspace.keyPrefix,
+    client: keyspace.client,
+    async cleanup() {
+      const deleting = keyspace.takePrefixes();
+      if (deleting.length > 0) {
+        const connection = keyspace.client();
+        for (const prefix of deleting) await deleteKeys(connection, prefix);
+      }
+      for (const connection of keyspace.takeClients()) connection.disconnect();
+    },
+  };
+}
+
+/** The key prefixes and connections a Redis of the tests hands out, which its cleanup takes back. */
+export interface TestKeyspace<Connection> {
+  /** A prefix unique to this run and call, e.g. `petstore-test:1a2b3c4d-1:`. */
+  keyPrefix(): string;
+  /** A new connection that ignores connection errors (a test may be killing its server). */
+  client(): Connection;
+  /** The prefixes handed out so far; the next call returns only later ones. */
+  takePrefixes(): string[];
+  /** The connections opened so far; the next call returns only later ones. */
+  takeClients(): Connection[];
+}
+
+export function testKeyspace<Connection extends Redis | Cluster>(connect: () => Connection): TestKeyspace<Connection> {
   const run = randomBytes(4).toString('hex');
   let counter = 0;
   const prefixes: string[] = [];
-  const clients: Redis[] = [];
-  const client = (): Redis => {
-    const connection = new Redis(url, { maxRetriesPerRequest: 1 });
-    connection.on('error', () => undefined);
-    clients.push(connection);
-    return connection;
-  };
+  const clients: Connection[] = [];
   return {
-    url,
     keyPrefix() {
       counter += 1;
       const prefix = `petstore-test:${run}-${counter}:`;
       prefixes.push(prefix);
       return prefix;
     },
-    client,
-    async cleanup() {
-      const deleting = prefixes.splice(0);
-      if (deleting.length > 0) {
-        const connection = client();
-        for (const prefix of deleting) await deleteKeys(connection, prefix);
-      }
-      for (const connection of clients.splice(0)) connection.disconnect();
+    client() {
+      const connection = connect();
+      connection.on('error', () => undefined);
+      clients.push(connection);
+      return connection;
     },
+    takePrefixes: () => prefixes.splice(0),
+    takeClients: () => clients.splice(0),
   };
 }
 

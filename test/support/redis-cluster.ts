@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { redisReachable, redisServerUnavailable } from './redis-backend.ts';
+import { redisReachable, redisServerUnavailable, testKeyspace } from './redis-backend.ts';
 import { freePort } from './server-process.ts';
 
 const run = promisify(execFile);
@@ -177,25 +177,11 @@ export async function redisClusterBackend(): Promise<RedisClusterBackend> {
     return skipped(`a Redis Cluster cannot be started here (${reason})`);
   }
   const url = nodes.nodes.map(({ port }) => `redis://127.0.0.1:${port}`).join(',');
-  const runId = Math.random().toString(36).slice(2, 8);
-  let counter = 0;
-  const prefixes: string[] = [];
-  const clients: Cluster[] = [];
-  const client = (): Cluster => {
-    const connection = new Cluster(url.split(','), { redisOptions: { maxRetriesPerRequest: 1 } });
-    connection.on('error', () => undefined);
-    clients.push(connection);
-    return connection;
-  };
+  const keyspace = testKeyspace(() => new Cluster(url.split(','), { redisOptions: { maxRetriesPerRequest: 1 } }));
   return {
     url,
-    keyPrefix() {
-      counter += 1;
-      const prefix = `petstore-test:${runId}-${counter}:`;
-      prefixes.push(prefix);
-      return prefix;
-    },
-    client,
+    keyPrefix: keyspace.keyPrefix,
+    client: keyspace.client,
     async masterOf(key) {
       const slot = Number(await onNode(nodes.nodes[0]?.port ?? 0, (node) => node.cluster('KEYSLOT', key)));
       const port = await onNode(nodes.nodes[0]?.port ?? 0, async (node) => {
@@ -223,8 +209,8 @@ export async function redisClusterBackend(): Promise<RedisClusterBackend> {
       await waitFor('the cluster to be whole again', () => whole(nodes), 30_000);
     },
     async cleanup() {
-      const deleting = prefixes.splice(0);
-      await Promise.all(clients.splice(0).map((connection) => connection.quit().catch(() => undefined)));
+      const deleting = keyspace.takePrefixes();
+      await Promise.all(keyspace.takeClients().map((connection) => connection.quit().catch(() => undefined)));
       if (deleting.length > 0) {
         const masters = await onNode(nodes.nodes[0]?.port ?? 0, async (node) => {
           const ranges = (await node.cluster('SLOTS')) as unknown as [number, number, [string, number]][];

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { assertError, errorOf, request, type HttpAnswer } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
   LEAP_DAY,
@@ -63,14 +64,8 @@ async function secondKey(app: TestApp, account: string): Promise<{ key: string; 
 }
 
 describeEachBackend('GET /v1/usage/history', (backend) => {
-  let app: TestApp;
-  let clock: ManualClock;
-
-  before(async () => {
-    clock = new ManualClock(MID);
-    app = await startTestApp({ backend, clock, env: { USAGE_PER_MINUTE: String(USAGE_PER_MINUTE) } });
-  });
-  after(() => app.close());
+  const clock = new ManualClock(MID);
+  const app = appForSuite({ backend, clock, env: { USAGE_PER_MINUTE: String(USAGE_PER_MINUTE) } });
 
   it("counts the account's requests of all its keys per hour and per day, and never another account's", async () => {
     clock.set(MID);

@@ -6,6 +6,7 @@ import type { UsagePoint } from '../../src/usage/usage-service.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { appForSuite } from '../support/suite-app.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -194,11 +195,7 @@ describeEachBackend('the usage tally', (backend) => {
 });
 
 describe('history ranges', () => {
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp({ clock: new ManualClock(START) });
-  });
-  after(() => app.close());
+  const app = appForSuite({ clock: new ManualClock(START) });
 
   const invalid: [string, Record<string, string>, RegExp][] = [
     ['an unparsable from', { from: 'yesterday' }, /^from must be an ISO 8601 date/],

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import { generateApiKey } from '../../src/auth/api-key.ts';
 import { StorageUnavailableError } from '../../src/errors.ts';
 import { describeEachBackend } from '../support/each-backend.ts';
 import { request } from '../support/http-client.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { appForSuite } from '../support/suite-app.ts';
 
 /**
  * Every answer of a usage operation counts somewhere: in its account's history when the account is
@@ -15,13 +15,8 @@ import { startTestApp, type TestApp } from '../support/test-app.ts';
 const START = Date.parse('2026-06-01T12:00:30Z');
 
 describeEachBackend('answers without a verified key', (backend) => {
-  let app: TestApp;
-
-  before(async () => {
-    // Every request looks its key up in storage, as one does once the cache's answer is a second old.
-    app = await startTestApp({ backend, clock: new ManualClock(START), env: { KEY_CACHE_TTL_MS: '0' } });
-  });
-  after(() => app.close());
+  // Every request looks its key up in storage, as one does once the cache's answer is a second old.
+  const app = appForSuite({ backend, clock: new ManualClock(START), env: { KEY_CACHE_TTL_MS: '0' } });
 
   it("counts a 503 of a key lookup in the account's history when this instance knew the key", async () => {
     const known = await app.newKey();
