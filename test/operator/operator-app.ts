@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before } from 'node:test';
 import { OperatorTokenService } from '../../src/auth/operator-tokens.ts';
 import { startOperatorListener, type OperatorListener } from '../support/operator-listener.ts';
 import { request, type HttpTarget } from '../support/http-client.ts';
+import { forSuite, standIn } from '../support/suite-app.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/test-app.ts';
 
 /**
@@ -87,32 +87,10 @@ export async function startOperatorTestApp(options: OperatorTestAppOptions = {})
  *   });
  */
 export function operatorAppForSuite(options: OperatorTestAppOptions = {}): OperatorTestApp {
-  let started: OperatorTestApp | undefined;
-  before(async () => {
-    started = await startOperatorTestApp(options);
-  });
-  after(() => started?.close());
-  const app = (): OperatorTestApp => {
-    assert.ok(started !== undefined, "the suite's app is read before the suite started it");
-    return started;
-  };
-  return {
-    get publicApp() {
-      return app().publicApp;
-    },
-    get listener() {
-      return app().listener;
-    },
-    get operator() {
-      return app().operator;
-    },
-    get token() {
-      return app().token;
-    },
-    get tokens() {
-      return app().tokens;
-    },
-    logIn: (token) => app().logIn(token),
-    close: () => app().close(),
-  };
+  return standIn(
+    forSuite(
+      () => startOperatorTestApp(options),
+      (app) => app.close(),
+    ),
+  );
 }

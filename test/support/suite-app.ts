@@ -32,25 +32,26 @@ export function forSuite<T>(setUp: () => Promise<T>, tearDown: (value: T) => Pro
  * What this returns stands for the app, looking the started one up at each use.
  */
 export function appForSuite(options: TestAppOptions = {}): TestApp {
-  const current = forSuite(
-    () => startTestApp(options),
-    (app) => app.close(),
+  return standIn(
+    forSuite(
+      () => startTestApp(options),
+      (app) => app.close(),
+    ),
   );
-  return {
-    get app() {
-      return current().app;
+}
+
+/**
+ * What stands, in a suite's body, for the value its before hook makes: each property is read from
+ * that value when used, a function bound to it. It is no promise (`then` is absent), so it can be
+ * passed around and returned before the hook has run.
+ */
+export function standIn<T extends object>(current: () => T): T {
+  return new Proxy({} as T, {
+    get(_, property) {
+      if (property === 'then') return undefined;
+      const value = current();
+      const field: unknown = Reflect.get(value, property);
+      return typeof field === 'function' ? field.bind(value) : field;
     },
-    get services() {
-      return current().services;
-    },
-    get url() {
-      return current().url;
-    },
-    get clock() {
-      return current().clock;
-    },
-    newKey: (keyOptions) => current().newKey(keyOptions),
-    execute: (sql) => current().execute(sql),
-    close: () => current().close(),
-  };
+  });
 }
