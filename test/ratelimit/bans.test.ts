@@ -337,8 +337,9 @@ describeEachBackend('rate limits over HTTP: bans through the operator CLI', (bac
     assert.match(lift.stdout, new RegExp(keyId));
     assert.equal(lift.stderr, '');
 
-    // The server learns of a lifting made by another process within a second.
-    assertRefused(await untilNotBanned(app, key, 1500), 'rate_limited');
+    // The server learns of a lifting made by another process at its next check, once a second; the
+    // bound leaves a loaded machine room for the check's query and this loop's requests.
+    assertRefused(await untilNotBanned(app, key, 2500), 'rate_limited');
     clock.advance(MINUTE_MS);
     const accepted = await request(app, '/v1/pets', { key });
     assert.equal(accepted.status, 200, accepted.text);
