@@ -8,6 +8,7 @@ import { requestShape, type BareResponses } from './bare-server.ts';
 import { checkOutBaseline } from './baseline.ts';
 import { runEntry, type CleanUp } from './entry.ts';
 import { buildScenarios, measure, type LoadTarget, type Scenario } from './load.ts';
+import { roundOrder } from './round-order.ts';
 import { formatPeakRss, formatScenario, type RunFigures } from './report.ts';
 import {
   seedPets,
@@ -99,7 +100,7 @@ function rawRequest(url: string, method: string, headers: Record<string, string>
   return promise;
 }
 
-/** Every target in every round, in an order rotated round by round, so that none is always measured first. */
+/** Every target in every round, in an order that changes round by round (roundOrder). */
 async function runRounds(settings: BenchSettings, scenarios: readonly Scenario[], targets: readonly LoadTarget[]) {
   const runs = new Map<string, RunFigures[]>();
   const problems: string[] = [];
@@ -108,7 +109,7 @@ async function runRounds(settings: BenchSettings, scenarios: readonly Scenario[]
       await measure(target, scenario, settings.connections, WARMUP_SECONDS, settings.acceptEncoding);
   }
   for (let round = 1; round <= settings.rounds; round += 1) {
-    const order = targets.map((_, index) => targets[(index + round - 1) % targets.length] as LoadTarget);
+    const order = roundOrder(targets, round);
     for (const scenario of scenarios) {
       for (const target of order) {
         const run = `${scenario.name} ${target.name}`;
