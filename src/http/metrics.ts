@@ -93,8 +93,8 @@ export function createMetrics(options: { collectProcessMetrics: boolean }): Metr
 
 /**
  * Keeps each method, route and status's series children, so that an answer does not hash its labels
- * again: prom-client hashes a label object on every `inc` and `observe` given one, about a tenth of
- * what the service spends on a cached read. The keys are bounded: the routes are the app's own (or
+ * again: prom-client hashes a label object on every `inc` and `observe` given one, which took about 3%
+ * of a cached read's CPU in a profile of the service. The keys are bounded: the routes are the app's own (or
  * 'unmatched'), the methods those HTTP's parser accepts, the statuses those the service sends.
  */
 function answerCounter(
