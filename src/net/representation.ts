@@ -62,17 +62,19 @@ export function compressNow(body: Buffer | string, coding: ContentCoding, kept: 
 }
 
 /** Compresses `body` with `coding` on libuv's thread pool. */
-function compressOffLoop(body: Buffer, coding: ContentCoding, kept: boolean): Promise<Buffer> {
+function compressOffLoop(body: Buffer | string, coding: ContentCoding, kept: boolean): Promise<Buffer> {
   const { promise, resolve, reject } = Promise.withResolvers<Buffer>();
   const done = (error: Error | null, result: Buffer): void => (error ? reject(error) : resolve(result));
   if (coding === 'gzip') gzip(body, GZIP_OPTIONS, done);
-  else brotliCompress(body, brotliOptions(body.length, kept), done);
+  else brotliCompress(body, brotliOptions(Buffer.byteLength(body), kept), done);
   return promise;
 }
 
 /**
  * One body that never changes (a cached pet or page, a public document), sent many times: its
  * bytes, its strong ETag, and its compressed forms, each made at most once, when first asked for.
+ * A body too small to compress may be kept as its text: Node then writes it in one piece with the
+ * headers, where a Buffer takes a second, gathered write (about 3% of a cached read's CPU).
  *
  * The ETag is a digest of the identity bytes, so every instance, and every restart, gives the same
  * content the same tag. Strong validators identify the bytes sent, so each content coding has its
@@ -80,7 +82,10 @@ function compressOffLoop(body: Buffer, coding: ContentCoding, kept: boolean): Pr
  * they all stand for the same content.
  */
 export class Representation {
-  readonly identity: Buffer;
+  /** The identity body: bytes, or the text of a body too small to compress. */
+  readonly identity: Buffer | string;
+  /** The identity body's length in bytes. */
+  readonly size: number;
   /** Large enough to be worth compressing. */
   readonly compressible: boolean;
   readonly etag: string;
@@ -95,9 +100,10 @@ export class Representation {
   private gzipPending: Promise<Buffer | null> | undefined = undefined;
 
   /** `digest`: the digest of these bytes, when known already (keptBody keeps a small body's). */
-  constructor(identity: Buffer, digest = hash('sha256', identity, 'base64url').slice(0, DIGEST_LENGTH)) {
+  constructor(identity: Buffer | string, digest = hash('sha256', identity, 'base64url').slice(0, DIGEST_LENGTH)) {
     this.identity = identity;
-    this.compressible = identity.length >= COMPRESSION_THRESHOLD_BYTES;
+    this.size = typeof identity === 'string' ? Buffer.byteLength(identity) : identity.length;
+    this.compressible = this.size >= COMPRESSION_THRESHOLD_BYTES;
     this.digest = digest;
     this.etag = `"${this.digest}"`;
     this.brTag = this.compressible ? `"${this.digest}-br"` : this.etag;
@@ -120,7 +126,7 @@ export class Representation {
    * a large body not compressed yet. Otherwise codedNow has them.
    */
   needsCompressionOffLoop(coding: ContentCoding): boolean {
-    return this.codedIfReady(coding) === undefined && this.identity.length > SYNC_COMPRESSION_MAX_BYTES;
+    return this.codedIfReady(coding) === undefined && this.size > SYNC_COMPRESSION_MAX_BYTES;
   }
 
   /**
@@ -163,7 +169,7 @@ export class Representation {
    * They are copied out of zlib's output, a view of a 64 KiB buffer that would stay alive with them.
    */
   private keep(coding: ContentCoding, bytes: Buffer): Buffer | null {
-    const kept = bytes.length * 2 <= this.identity.length ? exactCopy(bytes) : null;
+    const kept = bytes.length * 2 <= this.size ? exactCopy(bytes) : null;
     if (coding === 'br') this.br = kept;
     else this.gzip = kept;
     return kept;
@@ -212,22 +218,22 @@ const digests = new WeakMap<object, string>();
  *
  * A body of COMPRESSION_THRESHOLD_BYTES or more keeps its Representation with the owner, made on
  * the first call, since its compressed forms are worth making once. A smaller one (a pet) is never
- * compressed, and its bytes cost a fraction of a microsecond to make again: it keeps only its
+ * compressed, and its text costs a fraction of a microsecond to make again: it keeps only its
  * digest with the owner (computing it again would cost about as much as the rest of the answer), and
- * gets a Representation for this response alone. A body over SYNC_COMPRESSION_MAX_BYTES is
+ * gets a Representation of its text for this response alone. A body over SYNC_COMPRESSION_MAX_BYTES is
  * compressed on the thread pool, so its handler must return the reply; the pets routes return
  * nothing, which their bodies allow: 100 pets of 200 four-byte characters make about 90 KB.
  */
 export function keptBody(owner: object, json: () => string): Representation {
   const kept = byOwner.get(owner);
   if (kept !== undefined) return kept;
-  const bytes = Buffer.from(json());
-  if (bytes.length < COMPRESSION_THRESHOLD_BYTES) {
-    const representation = new Representation(bytes, digests.get(owner));
+  const text = json();
+  const representation = new Representation(text, digests.get(owner));
+  if (!representation.compressible) {
     digests.set(owner, representation.digest);
     return representation;
   }
-  const representation = new Representation(exactCopy(bytes));
-  byOwner.set(owner, representation);
-  return representation;
+  const lasting = new Representation(exactCopy(Buffer.from(text)), representation.digest);
+  byOwner.set(owner, lasting);
+  return lasting;
 }

@@ -136,6 +136,21 @@ describeEachBackend('Conditional GET: ETag and If-None-Match', (backend) => {
     }
   });
 
+  it('counts the Content-Length of a pet in bytes, on GET and HEAD, fresh and cached', async () => {
+    const json = { name: 'Zoë 🐕 ü'.repeat(20), categoryId: 3, status: 'available' };
+    const created = await request(app, '/v1/pets', { method: 'POST', key, json });
+    assert.equal(created.status, 201, created.text);
+    const path = `/v1/pets/${created.json<Pet>().id}`;
+    for (const attempt of ['first', 'cached']) {
+      const get = await request(app, path, { key });
+      assert.equal(get.json<Pet>().name, json.name, attempt);
+      const bytes = String(Buffer.byteLength(get.text));
+      assert.equal(get.headers.get('content-length'), bytes, `${attempt} GET`);
+      const head = await request(app, path, { method: 'HEAD', key });
+      assert.equal(head.headers.get('content-length'), bytes, `${attempt} HEAD`);
+    }
+  });
+
   it('gives the same tags on another instance over the same storage', async () => {
     const other = await startTestApp({ backend, env: { DATABASE_URL: app.services.config.databaseUrl } });
     try {

@@ -118,13 +118,16 @@ function answer(
   coding: ContentCoding | undefined,
   done: OnSendDone,
 ): void {
-  const body = coding === undefined ? representation.identity : (representation.codedIfReady(coding) as Buffer);
+  const coded = coding === undefined ? undefined : (representation.codedIfReady(coding) as Buffer);
+  const body = coded ?? representation.identity;
+  const size = coded?.length ?? representation.size;
   reply.header('etag', representation.etagOf(coding));
   const condition = request.headers['if-none-match'];
-  if (condition !== undefined && representation.isMatchedBy(condition)) return notModified(request, reply, body, done);
+  if (condition !== undefined && representation.isMatchedBy(condition))
+    return notModified(request, reply, body, size, done);
   if (coding !== undefined) reply.header('content-encoding', coding);
   // Set by @fastify/static for the file it was about to stream.
-  if (reply.hasHeader('content-length')) reply.header('content-length', String(body.length));
+  if (reply.hasHeader('content-length')) reply.header('content-length', String(size));
   done(null, body);
 }
 
@@ -133,13 +136,19 @@ function answer(
  * request id) but no body and no metadata of one. HEAD passes the body on so that Fastify's HEAD
  * handling sends the 200's Content-Length, which RFC 9110 8.6 allows on a 304.
  */
-function notModified(request: FastifyRequest, reply: FastifyReply, body: Buffer, done: OnSendDone): void {
+function notModified(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: Buffer | string,
+  size: number,
+  done: OnSendDone,
+): void {
   reply.code(304);
   reply.removeHeader('content-type');
   reply.removeHeader('content-length');
   reply.removeHeader('accept-ranges');
   if (request.method !== 'HEAD') return done(null, null);
-  reply.header('content-length', String(body.length));
+  reply.header('content-length', String(size));
   done(null, body);
 }
 
