@@ -225,7 +225,7 @@ class DocumentRepresentations {
     const entries = this.byRoute.get(key) ?? [];
     const found = entries.find((entry) => sameBody(entry.source, body));
     if (found) return found.representation;
-    const representation = new Representation(Buffer.isBuffer(body) ? body : Buffer.from(body));
+    const representation = new Representation(body);
     this.byRoute.set(key, [{ source: body, representation }, ...entries].slice(0, VERSIONS_PER_ROUTE));
     return representation;
   }

@@ -56,7 +56,7 @@ function loadModules(): ConsoleModules {
   if (!files.has(CONSOLE_ENTRY_MODULE)) throw new Error(`the console has no ${CONSOLE_ENTRY_MODULE}`);
   const listing = [...files].map(([path, file]) => `${path} ${file.version}\n`).join('');
   // A digest as the ETags have, of the listing: any module changed, added or taken away changes it.
-  return { release: new Representation(Buffer.from(listing)).digest, files };
+  return { release: new Representation(listing).digest, files };
 }
 
 /** Where a module is served: under /console/assets/modules/, in its release's folder. */
